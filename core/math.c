@@ -1,0 +1,100 @@
+/* math.c - out-of-line math: symmetric eigen decomposition, pose parsing. */
+#include "prox_math.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+void prox_sym3_eigen(const prox_mat3 *A, double evals[3], prox_mat3 *evecs)
+{
+    double a[3][3];
+    double v[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            a[i][j] = 0.5 * (A->m[i][j] + A->m[j][i]);
+
+    for (int sweep = 0; sweep < 50; sweep++) {
+        double off = fabs(a[0][1]) + fabs(a[0][2]) + fabs(a[1][2]);
+        double scale = fabs(a[0][0]) + fabs(a[1][1]) + fabs(a[2][2]);
+        if (off == 0.0 || off <= 1e-300 || off < 1e-15 * scale)
+            break;
+        for (int p = 0; p < 2; p++) {
+            for (int q = p + 1; q < 3; q++) {
+                if (a[p][q] == 0.0)
+                    continue;
+                double theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < 3; k++) { /* columns p, q of a */
+                    double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = c * akp - s * akq;
+                    a[k][q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < 3; k++) { /* rows p, q */
+                    double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = c * apk - s * aqk;
+                    a[q][k] = s * apk + c * aqk;
+                }
+                for (int k = 0; k < 3; k++) {
+                    double vkp = v[k][p], vkq = v[k][q];
+                    v[k][p] = c * vkp - s * vkq;
+                    v[k][q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    int order[3] = {0, 1, 2};
+    double d[3] = {a[0][0], a[1][1], a[2][2]};
+    for (int i = 0; i < 2; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (d[order[j]] > d[order[i]]) {
+                int tmp = order[i];
+                order[i] = order[j];
+                order[j] = tmp;
+            }
+    for (int i = 0; i < 3; i++) {
+        evals[i] = d[order[i]];
+        for (int k = 0; k < 3; k++)
+            evecs->m[k][i] = v[k][order[i]];
+    }
+    /* make it a proper rotation */
+    prox_vec3 c0 = prox_m3_col(evecs, 0), c1 = prox_m3_col(evecs, 1);
+    prox_vec3 c2 = prox_v3_cross(c0, c1);
+    evecs->m[0][2] = c2.x;
+    evecs->m[1][2] = c2.y;
+    evecs->m[2][2] = c2.z;
+}
+
+int prox_parse_pose(const char *line, prox_xform *out)
+{
+    double v[7];
+    int n = 0;
+    const char *p = line;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0' || *p == '#')
+            break;
+        if (n == 7)
+            return -1;
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(x))
+            return -1;
+        if (*end && !isspace((unsigned char)*end) && *end != '#')
+            return -1;
+        v[n++] = x;
+        p = end;
+    }
+    if (n == 0)
+        return 0;
+    if (n != 7)
+        return -1;
+    prox_quat q = {v[3], v[4], v[5], v[6]};
+    double qn = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    if (!(qn > 1e-12))
+        return -1;
+    *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), q);
+    return 1;
+}

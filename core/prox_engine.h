@@ -1,0 +1,247 @@
+/* prox_engine.h - the query engine: trees, the bank of handlers, forests of
+ * object pairs, one duplex priority queue, budgets, certified bounds, caches.
+ *
+ * Part of libprox (core/). See ARCHITECTURE.md, "The query engine".
+ *
+ * Thread rules: prox_bank_* and prox_engine_create/destroy allocate and run
+ * off the real-time thread. prox_query_run and prox_query_combined never
+ * allocate, lock or print; they read CLOCK_MONOTONIC for the deadline only.
+ * They are real-time safe. One engine serves one thread at a time.
+ */
+#ifndef PROX_ENGINE_H
+#define PROX_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prox_math.h"
+
+/* ---- trees ---- */
+
+typedef enum prox_tree_type {
+    PROX_TREE_MESH = 0,  /* mesh BVH over triangles (prox_bvh.h) */
+    PROX_TREE_IST = 1,   /* inner sphere tree (prox_ist.h) */
+    PROX_TREE_VOXEL = 2, /* hierarchical voxel map (prox_voxel.h) */
+    PROX_TREE_BOXES = 3, /* inner/outer box hierarchy for convex polyhedra */
+    PROX_TREE_USER0 = 4, /* free for applications and tests */
+    PROX_TREE_USER1 = 5,
+    PROX_TREE_TYPE_COUNT = 8
+} prox_tree_type;
+
+/* A tree as the engine sees it. Nodes are 32-bit ids owned by `impl`; the
+ * engine never dereferences impl, handlers do. A tree is immutable while a
+ * query runs on it (voxel maps are changed between queries, on the thread
+ * that queries them). */
+typedef struct prox_tree {
+    uint32_t type;    /* prox_tree_type */
+    uint32_t root;    /* root node id */
+    const void *impl; /* type-specific object */
+    double volume;    /* enclosed volume, 0 if unknown or open */
+    prox_vec3 com;    /* centre of mass in the local frame (torque reference) */
+} prox_tree;
+
+typedef enum prox_query_kind {
+    PROX_QUERY_COLLIDE = 0,   /* stop at the first overlapping leaf pair */
+    PROX_QUERY_CONTACTS = 1,  /* all overlapping leaf pairs (up to the caller's capacity) */
+    PROX_QUERY_DISTANCE = 2,  /* minimum distance with witness points */
+    PROX_QUERY_TOLERANCE = 3, /* is the distance below query.tolerance? */
+    PROX_QUERY_PENVOL = 4,    /* penetration volume with force and torque */
+    PROX_QUERY_KIND_COUNT = 5
+} prox_query_kind;
+
+/* Voxel classes a query counts (bit 1 << class). */
+#define PROX_CLASS_ALL 0xffffffffu
+
+/* ---- coherence cache (caller owned, one per object pair) ---- */
+
+typedef struct prox_front_entry {
+    uint32_t na, nb;
+} prox_front_entry;
+
+typedef struct prox_cache {
+    uint32_t valid;          /* set by the engine after a query that found a best leaf pair */
+    uint32_t leaf_a, leaf_b; /* best leaf pair of the last query (closest, or deepest overlap) */
+    uint32_t kind;           /* query kind that filled the cache */
+    /* Optional front storage: the caller points `front` at front_capacity
+     * entries; handlers that track fronts fill it. front_count = 0 and
+     * front = NULL disable front tracking. */
+    prox_front_entry *front;
+    uint32_t front_count, front_capacity;
+    uint32_t front_valid;
+    double last_value; /* value of the last query on this pair */
+} prox_cache;
+
+/* ---- queries and results ---- */
+
+typedef struct prox_contact {
+    uint32_t pair;           /* index into the forest */
+    uint32_t leaf_a, leaf_b; /* leaf ids (triangle, inner sphere, voxel, ...) */
+    prox_vec3 point;         /* a point of the overlap, world frame */
+} prox_contact;
+
+typedef struct prox_query {
+    uint32_t kind;          /* prox_query_kind */
+    double tolerance;       /* TOLERANCE: the threshold distance */
+    double rel_err;         /* DISTANCE: stop when lower >= upper * (1 - rel_err); 0 = exact */
+    uint64_t deadline_ns;   /* absolute CLOCK_MONOTONIC deadline; 0 = none */
+    uint32_t check_every;   /* expansions between clock reads; 0 = engine default (16) */
+    uint32_t voxel_classes; /* classes of voxel maps that count; 0 = PROX_CLASS_ALL */
+    prox_contact *contacts; /* CONTACTS (and optional for PENVOL): caller-owned output */
+    uint32_t max_contacts;
+    int stop_on_overlap;    /* DISTANCE: stop as soon as any leaf pair overlaps (combined query) */
+    int use_cache;          /* read and write the pairs' caches */
+} prox_query;
+
+/* Initialise a query of `kind` with defaults (no deadline, exact). */
+prox_query prox_query_default(prox_query_kind kind);
+
+enum prox_result_flags {
+    PROX_RESULT_DEADLINE = 1u << 0,    /* stopped at the deadline */
+    PROX_RESULT_OUT_OF_MEMORY = 1u << 1, /* queue full: some pairs were dropped (bounds stay certified) */
+    PROX_RESULT_CONTACTS_FULL = 1u << 2,
+    PROX_RESULT_NO_HANDLER = 1u << 3,  /* some pair had no handler for this kind */
+    PROX_RESULT_OVERLAP = 1u << 4,     /* some leaf pair overlaps */
+    PROX_RESULT_BAD_INPUT = 1u << 5    /* non-finite pose or null tree */
+};
+
+typedef struct prox_result {
+    double value; /* best estimate: distance, penetration volume, 1/0 for collide/tolerance */
+    double lower; /* certified lower bound on the true value */
+    double upper; /* certified upper bound on the true value */
+    int complete; /* 1 if the traversal finished (value exact up to rel_err) */
+    uint32_t flags;
+    /* Best leaf pair (closest pair for distance, first overlap for collide). */
+    uint32_t pair, leaf_a, leaf_b;
+    prox_vec3 point_a, point_b; /* witness points, world frame */
+    /* PENVOL: force and torque acting on each pair's object B, world frame,
+     * torque about B's centre of mass; summed over the forest. Force is
+     * volume-weighted direction (units of volume); the caller scales it by a
+     * stiffness. */
+    prox_vec3 force, torque;
+    uint32_t contact_count;
+    /* counters */
+    uint64_t expansions, node_tests, leaf_tests, queue_pushes, queue_pops, dropped;
+    double elapsed_us;
+} prox_result;
+
+/* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
+typedef struct prox_object_pair {
+    const prox_tree *a, *b;
+    prox_xform pose_a, pose_b;
+    prox_cache *cache; /* may be NULL */
+} prox_object_pair;
+
+/* ---- handlers ---- */
+
+typedef struct prox_ctx prox_ctx; /* the engine's traversal state */
+
+/* What a handler sees of a pair. Node ids of tree a, tree b. All geometry is
+ * in A's local frame: b_in_a maps B-local points to A-local points. */
+typedef struct prox_pairstate {
+    const prox_tree *a, *b;
+    prox_xform b_in_a;
+    prox_xform a_in_b; /* the inverse */
+    prox_xform pose_a, pose_b; /* world */
+    uint32_t index;   /* index in the forest */
+    uint32_t swapped; /* 1 if the caller's pair was (B, A) and the engine swapped it */
+    prox_cache *cache;
+    const prox_query *query;
+} prox_pairstate;
+
+/* A handler serves one (type A, type B, query kind). All hooks except
+ * `expand` are optional. Hooks run on the querying thread and must be
+ * real-time safe. */
+typedef struct prox_handler {
+    const char *name;
+    /* Push the root pair(s) with their keys; NULL: engine pushes
+     * (a->root, b->root) with key 0 (est 0, ub +inf for PENVOL). */
+    void (*root)(prox_ctx *c, const prox_pairstate *p);
+    /* Use the cache before the traversal (e.g. the exact distance of the
+     * cached leaf pair gives a tight upper bound). */
+    void (*seed)(prox_ctx *c, const prox_pairstate *p);
+    /* Expand node pair (na, nb): push child pairs with prox_ctx_push*, or do
+     * the leaf work and report with prox_ctx_offer_* / prox_ctx_add_*. */
+    void (*expand)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb);
+    /* After the traversal (complete or not): update the cache, e.g. fronts. */
+    void (*finish)(prox_ctx *c, const prox_pairstate *p);
+    void *user;
+} prox_handler;
+
+/* The bank: handlers by (type A, type B, kind), changeable at run time. */
+typedef struct prox_bank prox_bank;
+
+prox_bank *prox_bank_create(void);
+void prox_bank_destroy(prox_bank *bank);
+/* Register every built-in handler (meshes, inner sphere trees, voxel maps,
+ * boxes, and their cross-type pairs). */
+void prox_bank_register_defaults(prox_bank *bank);
+/* Set (replace) or, with h == NULL, remove a handler. The handler struct is
+ * copied. (B, A) queries are served by the (A, B) handler with the inverse
+ * transform when no (B, A) handler exists. Not RT: do not change a bank
+ * while a query on it runs. */
+void prox_bank_set(prox_bank *bank, uint32_t type_a, uint32_t type_b, uint32_t kind, const prox_handler *h);
+const prox_handler *prox_bank_get(const prox_bank *bank, uint32_t type_a, uint32_t type_b, uint32_t kind);
+
+/* ---- the engine ---- */
+
+typedef struct prox_engine_def {
+    uint32_t queue_capacity; /* node pairs in the queue; 0 = 65536 */
+    uint32_t max_pairs;      /* object pairs per forest query; 0 = 256 */
+} prox_engine_def;
+
+prox_engine_def prox_engine_def_default(void);
+
+typedef struct prox_engine prox_engine;
+
+/* Allocates all working memory up front. The bank must outlive the engine. */
+prox_engine *prox_engine_create(const prox_engine_def *def, const prox_bank *bank);
+void prox_engine_destroy(prox_engine *e);
+
+/* Run one query over a forest of object pairs with one duplex priority
+ * queue. Returns 0, or -1 on bad arguments (result flags say why). RT safe. */
+int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
+                   prox_result *out);
+
+/* The combined query (IST section 4.3): distance until the first overlapping
+ * leaf pair; if there is one, penetration volume (with force and torque)
+ * under the remaining budget. out->value is the distance when separated, or
+ * minus the penetration volume when overlapping; out->flags has
+ * PROX_RESULT_OVERLAP in the second case. RT safe. */
+int prox_query_combined(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
+                        prox_result *out);
+
+/* ---- the interface handlers use (RT safe, only inside hooks) ---- */
+
+/* Push node pair (na, nb) with priority key (smaller pops sooner). For
+ * DISTANCE/TOLERANCE the key must be a lower bound on the distance of every
+ * leaf pair below; the engine prunes pairs whose key cannot beat the best
+ * distance. Returns 0, or -1 when the queue is full (the pair is dropped,
+ * counted and flagged; for distance its key still bounds `lower`). */
+int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key);
+/* PENVOL push: est is the expected overlap volume below this pair (its share
+ * of the running estimate), ub an upper bound on it (its share of the
+ * certified upper bound). */
+int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key, double est,
+                      double ub);
+/* Current best (smallest) distance found: an upper bound; +inf at first. */
+double prox_ctx_best(const prox_ctx *c);
+/* Report an exact leaf-pair distance with witness points in A's local frame.
+ * d <= 0 means overlap. */
+void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, prox_vec3 pa, prox_vec3 pb, uint32_t la,
+                             uint32_t lb);
+/* Report an overlapping leaf pair (COLLIDE stops; CONTACTS records it);
+ * point in A's local frame. */
+void prox_ctx_report_overlap(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb, prox_vec3 point);
+/* PENVOL: add an exactly computed overlap volume with its force direction
+ * (unit, acting on B, A's frame) applied at `point` (A's frame). */
+void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 dir_on_b, prox_vec3 point,
+                         uint32_t la, uint32_t lb);
+/* Count primitive tests done by the handler. */
+void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests);
+/* Has the query been decided (collide found, tolerance met, stop_on_overlap)? */
+int prox_ctx_done(const prox_ctx *c);
+
+/* Monotonic clock in ns (the one clock libprox reads). */
+uint64_t prox_now_ns(void);
+
+#endif

@@ -1,0 +1,85 @@
+/* prox_mesh.h - triangle meshes: loading (assimp), cleaning, validation,
+ * procedural shapes, and exact triangle primitives.
+ *
+ * Part of libprox (core/). Loading and building allocate and must run off
+ * the real-time thread. The primitive tests at the bottom are pure and
+ * real-time safe; any thread may call them.
+ */
+#ifndef PROX_MESH_H
+#define PROX_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prox_math.h"
+
+/* A triangle mesh in its local frame (metres by convention, any unit works).
+ * Owned by whoever created it; free with prox_mesh_free. */
+typedef struct prox_mesh {
+    uint32_t vertex_count;
+    uint32_t triangle_count;
+    prox_vec3 *vertices;      /* vertex_count */
+    uint32_t (*triangles)[3]; /* triangle_count, indices into vertices, CCW seen from outside */
+
+    /* Filled by prox_mesh_analyze (called by the loaders and builders). */
+    uint32_t boundary_edges;    /* edges used by exactly one triangle */
+    uint32_t nonmanifold_edges; /* edges used by more than two triangles */
+    uint32_t misoriented_edges; /* interior edges whose two triangles traverse them the same way */
+    int closed;                 /* no boundary and no non-manifold edge */
+    int oriented;               /* consistently oriented (and outward if closed: volume > 0) */
+    double volume;              /* signed volume (divergence theorem); meaningful when closed */
+    double area;
+    prox_vec3 bbox_min, bbox_max;
+    prox_vec3 centroid; /* volume centroid when closed, else area centroid */
+    uint32_t welded_vertices;        /* duplicates merged on load */
+    uint32_t dropped_degenerate;     /* zero-area / repeated-index triangles dropped on load */
+} prox_mesh;
+
+/* Load a mesh with assimp (OBJ, OFF, STL, PLY, glTF, DAE, ...), merge all of
+ * the file's meshes into one, weld duplicate vertices (exact position match
+ * after assimp's own join), drop degenerate triangles, then analyze.
+ * Returns 0 and *out on success. On failure returns -1 and writes a one-line
+ * message naming the file and the problem into err (missing, unreadable,
+ * empty, not a mesh, no triangles). Non-RT. */
+int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen);
+
+/* Make a mesh from arrays (copied), weld, drop degenerates and analyze.
+ * Returns NULL on allocation failure or an index out of range. Non-RT. */
+prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],
+                                 uint32_t triangle_count);
+
+/* Recompute the analysis fields. Non-RT (allocates temporary edge tables). */
+int prox_mesh_analyze(prox_mesh *m);
+
+/* Apply a uniform scale and translation in place: p -> s * p + t; re-analyze. */
+void prox_mesh_transform(prox_mesh *m, double scale, prox_vec3 t);
+
+void prox_mesh_free(prox_mesh *m);
+
+/* Procedural, closed, outward-oriented shapes centred at the origin. */
+prox_mesh *prox_mesh_make_box(prox_vec3 half_extents);
+prox_mesh *prox_mesh_make_sphere(double radius, int subdivisions); /* icosphere, 20*4^s triangles */
+prox_mesh *prox_mesh_make_torus(double major_r, double minor_r, int major_segments, int minor_segments);
+/* A random triangle soup (not closed) inside a cube of half-size `extent`. */
+prox_mesh *prox_mesh_make_soup(uint32_t triangle_count, double extent, double tri_size, uint64_t seed);
+
+/* ---- exact triangle primitives (RT safe) ---- */
+
+/* Closest point on triangle (a, b, c) to p; returns the squared distance. */
+double prox_point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest);
+
+/* Exact distance between triangles P and Q (0 when they intersect), with
+ * witness points on each (points realizing the distance; when they
+ * intersect, a common point). Robust for parallel, coplanar, touching and
+ * degenerate (sliver) triangles. */
+double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q);
+
+/* Do triangles P and Q intersect (touching counts)? Moller's interval test
+ * with a coplanar fallback. */
+int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3]);
+
+/* Is point p inside the closed mesh m (generalized winding number > 0.5)?
+ * O(triangles); the BVH offers a faster version. */
+int prox_mesh_contains_point(const prox_mesh *m, prox_vec3 p);
+
+#endif

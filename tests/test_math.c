@@ -1,0 +1,92 @@
+/* test_math.c - transforms, quaternions, eigen decomposition, pose parsing. */
+#include "check.h"
+#include "prox_math.h"
+
+static void test_xform_roundtrip(void)
+{
+    unsigned long long s = 1;
+    for (int i = 0; i < 200; i++) {
+        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
+                       check_rng_uniform(&s, -1, 1)};
+        prox_xform X = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -5, 5), 1, 2), q);
+        prox_vec3 p = prox_v3(check_rng_uniform(&s, -3, 3), check_rng_uniform(&s, -3, 3), 0.5);
+        prox_vec3 r = prox_xform_inv_point(&X, prox_xform_point(&X, p));
+        CHECK_NEAR(prox_v3_dist(p, r), 0.0, 1e-12, "inverse point");
+        prox_xform inv = prox_xform_inverse(&X);
+        prox_xform id = prox_xform_mul(&X, &inv);
+        CHECK_NEAR(prox_v3_len(id.t), 0.0, 1e-12, "X X^-1 translation");
+        prox_quat q2 = prox_m3_to_quat(&X.R);
+        prox_mat3 R2 = prox_quat_to_m3(q2);
+        double err = 0;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                err += fabs(R2.m[a][b] - X.R.m[a][b]);
+        CHECK_NEAR(err, 0.0, 1e-12, "quat <-> matrix");
+    }
+}
+
+static void test_quat_rotation(void)
+{
+    /* 90 degrees about z maps x to y */
+    prox_quat q = prox_quat_axis_angle(prox_v3(0, 0, 1), M_PI / 2);
+    prox_mat3 R = prox_quat_to_m3(q);
+    prox_vec3 v = prox_m3_mul_v(&R, prox_v3(1, 0, 0));
+    CHECK_NEAR(v.x, 0.0, 1e-15, "x");
+    CHECK_NEAR(v.y, 1.0, 1e-15, "y");
+}
+
+static void test_eigen(void)
+{
+    unsigned long long s = 7;
+    for (int it = 0; it < 100; it++) {
+        prox_mat3 A;
+        for (int i = 0; i < 3; i++)
+            for (int j = i; j < 3; j++)
+                A.m[i][j] = A.m[j][i] = check_rng_uniform(&s, -2, 2);
+        double ev[3];
+        prox_mat3 V;
+        prox_sym3_eigen(&A, ev, &V);
+        CHECK(ev[0] >= ev[1] && ev[1] >= ev[2], "sorted %g %g %g", ev[0], ev[1], ev[2]);
+        for (int k = 0; k < 3; k++) {
+            prox_vec3 v = prox_m3_col(&V, k);
+            prox_vec3 Av = prox_m3_mul_v(&A, v);
+            CHECK_NEAR(prox_v3_dist(Av, prox_v3_scale(v, ev[k])), 0.0, 1e-10, "A v = l v");
+            CHECK_NEAR(prox_v3_len(v), 1.0, 1e-12, "unit");
+        }
+        prox_vec3 c = prox_v3_cross(prox_m3_col(&V, 0), prox_m3_col(&V, 1));
+        CHECK_NEAR(prox_v3_dot(c, prox_m3_col(&V, 2)), 1.0, 1e-12, "right handed");
+    }
+    /* repeated eigenvalues */
+    prox_mat3 I = prox_m3_identity();
+    double ev[3];
+    prox_mat3 V;
+    prox_sym3_eigen(&I, ev, &V);
+    CHECK_NEAR(ev[0] + ev[1] + ev[2], 3.0, 1e-15, "trace");
+}
+
+static void test_parse_pose(void)
+{
+    prox_xform X;
+    CHECK(prox_parse_pose("1 2 3 1 0 0 0", &X) == 1, "plain");
+    CHECK_NEAR(X.t.y, 2.0, 0, "ty");
+    CHECK(prox_parse_pose("  # comment", &X) == 0, "comment");
+    CHECK(prox_parse_pose("", &X) == 0, "blank");
+    CHECK(prox_parse_pose("1 2 3 2 0 0 0 # trailing", &X) == 1, "trailing comment");
+    CHECK_NEAR(X.R.m[0][0], 1.0, 1e-15, "normalized");
+    CHECK(prox_parse_pose("1 2 3 1 0 0", &X) == -1, "six numbers");
+    CHECK(prox_parse_pose("1 2 3 1 0 0 0 5", &X) == -1, "eight numbers");
+    CHECK(prox_parse_pose("1 2 x 1 0 0 0", &X) == -1, "not a number");
+    CHECK(prox_parse_pose("1 2 nan 1 0 0 0", &X) == -1, "nan");
+    CHECK(prox_parse_pose("1 2 3 0 0 0 0", &X) == -1, "zero quaternion");
+    CHECK(prox_parse_pose("1 2 3e999 1 0 0 0", &X) == -1, "overflow");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    RUN_TEST(test_xform_roundtrip);
+    RUN_TEST(test_quat_rotation);
+    RUN_TEST(test_eigen);
+    RUN_TEST(test_parse_pose);
+    return check_summary(argv[0]);
+}
