@@ -67,7 +67,9 @@ $(LIBSVC_A): $(SVC_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
 
-$(PROX): $(BUILD)/core/cli/prox.o $(LIBPROX_A)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard core/cli/*.c))
+
+$(PROX): $(CLI_OBJ) $(LIBPROX_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(HAPTICD): $(BUILD)/rt/hapticd_main.o $(LIBSVC_A) $(LIBPROX_A)

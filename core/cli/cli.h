@@ -1,0 +1,17 @@
+/* cli.h - the prox command line tool: one function per subcommand.
+ * Each cmd_*.c file implements one or more of these; prox.c dispatches. */
+#ifndef PROX_CLI_H
+#define PROX_CLI_H
+
+/* argv[0] is the subcommand name. Return the process exit status. */
+typedef int (*prox_cli_fn)(int argc, char **argv);
+
+int prox_cli_info(int argc, char **argv);     /* cmd_info.c */
+int prox_cli_distance(int argc, char **argv); /* cmd_query.c */
+int prox_cli_collide(int argc, char **argv);  /* cmd_query.c */
+int prox_cli_penvol(int argc, char **argv);   /* cmd_query.c */
+int prox_cli_build(int argc, char **argv);    /* cmd_build.c */
+int prox_cli_voxels(int argc, char **argv);   /* cmd_voxels.c */
+int prox_cli_demo(int argc, char **argv);     /* cmd_demo.c */
+
+#endif

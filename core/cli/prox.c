@@ -1,0 +1,35 @@
+/* prox.c - the prox command line tool: dispatch to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    prox_cli_fn fn;
+    const char *usage;
+} commands[] = {
+    /* Each subcommand's line is added when its implementation lands. */
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: prox COMMAND ARGS...\n\ncommands:\n");
+    for (int i = 0; commands[i].name; i++)
+        fprintf(f, "  %s\n", commands[i].usage);
+    fprintf(f, "\nPOSES files hold one pose of B per line: tx ty tz qw qx qy qz (# comments).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (int i = 0; commands[i].name; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "prox: unknown command '%s' (prox --help lists them)\n", argv[1]);
+    return 2;
+}
