@@ -49,7 +49,7 @@ HAPTICD    := $(BUILD)/hapticd
 
 .SECONDARY:
 .PHONY: all run test test-plain test-asan test-tsan bench data install clean deps-run deps-test deps-bench
-all: $(LIBPROX_A) $(LIBPROX_SO) $(PROX) $(HAPTICD)
+all: $(LIBPROX_A) $(LIBPROX_SO) $(PROX) $(if $(wildcard rt/hapticd_main.c),$(HAPTICD))
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
