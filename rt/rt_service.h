@@ -1,0 +1,150 @@
+/* rt_service.h - the hapticd service: configuration, control and status.
+ *
+ * The service owns the real-time thread (rt_loop), the rings between it and
+ * the non-RT side, the live scene, and a housekeeping thread (non-RT) that
+ * drains telemetry, records, and frees retired objects.
+ *
+ * Thread rules: every function here is called from non-RT threads (main,
+ * the OSC thread); none of them is real-time safe, none blocks on the RT
+ * thread. Control functions turn into commands on the command ring; a full
+ * ring returns -1 with "command queue full" and changes nothing. Functions
+ * may be called from several non-RT threads: the service serializes its
+ * producers internally with a mutex (the RT thread never takes it).
+ *
+ * Units: metres, newtons, newton-metres, seconds unless a name says
+ * otherwise. Poses are world frame.
+ */
+#ifndef RT_SERVICE_H
+#define RT_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dev_device.h"
+#include "prox_math.h"
+
+#define RT_NAME_MAX 32 /* object names, including the terminating NUL */
+
+typedef struct rt_gains {
+    double stiffness_n_per_m3;  /* penalty force per unit penetration volume */
+    double margin_m;            /* repulsive force inside this distance when not penetrating */
+    double margin_stiffness_n_per_m;
+    double damping_n_s_per_m;   /* damping on the tool's velocity while in contact/margin */
+    double coupling_k_n_per_m;  /* virtual coupling between device and tool */
+    double coupling_b_n_s_per_m;
+    double torque_scale;        /* torque gain relative to force */
+} rt_gains;
+
+typedef struct rt_limits {
+    double max_force_n;         /* clamped to the device's own limit as well */
+    double max_torque_nm;
+    double max_force_rate_n_per_cycle;
+    double ramp_s;              /* ramp from 0 to full force when forces are enabled */
+    double watchdog_ms;         /* zero output if the loop has not run for this long */
+    double stale_device_ms;     /* a device reading older than this is a fault */
+} rt_limits;
+
+typedef struct rt_config {
+    double rate_hz;             /* loop rate; default 1000 */
+    double budget_us;           /* query budget per cycle; default 300 */
+    int cpu;                    /* CPU to pin the RT thread to; -1 = none */
+    int priority;               /* SCHED_FIFO priority; 0 = do not ask */
+    uint32_t cmd_ring_capacity;  /* power of two */
+    uint32_t voxel_ring_capacity;
+    uint32_t telemetry_ring_capacity;
+    uint32_t max_objects;
+    uint32_t max_cmds_per_cycle;
+    uint32_t max_voxels_per_cycle;
+    uint32_t queue_capacity;    /* engine queue (node pairs) */
+    rt_gains gains;
+    rt_limits limits;
+} rt_config;
+
+rt_config rt_config_default(void);
+
+typedef struct rt_service rt_service;
+
+/* Create the service around an opened device (the service does not own
+ * it). Allocates and prefaults all working memory. NULL + err on failure. */
+rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, size_t errlen);
+/* Start the RT and housekeeping threads. Degrades (no SCHED_FIFO, no
+ * mlockall) with one message on stderr when not permitted. */
+int rt_service_start(rt_service *s, char *err, size_t errlen);
+/* Stop: output zeroed within one cycle, threads joined. */
+void rt_service_stop(rt_service *s);
+void rt_service_destroy(rt_service *s);
+
+/* ---- objects ---- */
+/* Load a mesh (built into an inner sphere tree or BVH), an .ist or a .vox
+ * file under `name` at `pose` (NULL = identity). Builds on the calling
+ * thread (may take seconds), then hands the object to the RT thread. */
+int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
+                           size_t errlen);
+int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t errlen);
+int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen);
+/* Which object the device moves. */
+int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen);
+
+/* ---- parameters ---- */
+int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t errlen);
+int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t errlen);
+int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t errlen);
+int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen);
+
+/* ---- voxel updates ---- */
+typedef struct rt_voxel_update {
+    int32_t x, y, z; /* cell coordinates */
+    uint32_t cls;    /* voxel class; the FREE class clears */
+} rt_voxel_update;
+/* Queue updates for voxel map `name`; returns how many were queued (the rest
+ * did not fit and are counted as drops), or -1 with err. */
+int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_update *u, uint32_t count, char *err,
+                            size_t errlen);
+
+/* ---- telemetry and status ---- */
+typedef struct rt_telemetry {
+    uint64_t seq;
+    double time_s;          /* since start, CLOCK_MONOTONIC */
+    prox_vec3 tool_pos;
+    prox_quat tool_rot;
+    prox_vec3 force_n, torque_nm;
+    double distance_m;      /* when separated; 0 when penetrating */
+    double penvol_m3;       /* when penetrating */
+    double query_us;
+    uint32_t flags;         /* RT_TEL_* */
+} rt_telemetry;
+
+enum rt_telemetry_flags {
+    RT_TEL_CONTACT = 1u << 0,
+    RT_TEL_QUERY_INCOMPLETE = 1u << 1,
+    RT_TEL_FAULT = 1u << 2,
+    RT_TEL_CLAMPED = 1u << 3,
+    RT_TEL_OVERRUN = 1u << 4
+};
+
+/* Called on the housekeeping thread for every telemetry record, in order. */
+typedef void (*rt_telemetry_fn)(const rt_telemetry *t, void *user);
+int rt_service_add_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user);
+int rt_service_remove_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user);
+
+int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen);
+int rt_service_record_stop(rt_service *s);
+
+typedef struct rt_status {
+    int running, realtime, memlocked, pinned;
+    double rate_hz, uptime_s;
+    uint64_t cycles, overruns;
+    double latency_min_us, latency_avg_us, latency_max_us, latency_p50_us, latency_p99_us, latency_p999_us;
+    double query_p99_us, query_max_us, budget_us, budget_overshoot_max_us;
+    uint64_t cmd_drops, voxel_drops, telemetry_drops;
+    uint32_t object_count;
+    char tool[RT_NAME_MAX];
+    int forces_enabled, fault;
+    double distance_m, penvol_m3;
+    prox_vec3 force_n;
+    const char *rt_note; /* why RT was degraded, or "" */
+} rt_status;
+
+int rt_service_status(rt_service *s, rt_status *out);
+
+#endif
