@@ -92,6 +92,7 @@ int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t e
 int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen);
 
 /* ---- voxel updates ---- */
+#define RT_VOXEL_FREE 0u /* class value that clears a cell */
 typedef struct rt_voxel_update {
     int32_t x, y, z; /* cell coordinates */
     uint32_t cls;    /* voxel class; the FREE class clears */

@@ -1,0 +1,74 @@
+/* dev_device.h - the haptic device interface and its drivers.
+ *
+ * Modelled on what haptic SDKs expose (CHAI3D's cGenericHapticDevice,
+ * OpenHaptics HD, HAPI): open/close/calibrate; read position, orientation,
+ * linear and angular velocity, buttons; write force, torque and gripper
+ * force; device information.
+ *
+ * Frames and units: the device reports the pose of its handle in the
+ * device's base frame (metres, unit quaternion); forces and torques are
+ * written in the same frame (newtons, newton-metres).
+ *
+ * Thread rules: open/close/calibrate run on non-RT threads. read/write are
+ * called from the RT thread only, once per cycle, and are real-time safe
+ * (no allocation, no locks; only the device's own I/O).
+ */
+#ifndef DEV_DEVICE_H
+#define DEV_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prox_math.h"
+
+typedef struct dev_info {
+    char name[64];
+    char driver[16];
+    prox_vec3 workspace_min, workspace_max; /* metres, device frame */
+    double max_force_n, max_torque_nm, max_gripper_force_n;
+    double max_stiffness_n_per_m;   /* stable stiffness at 1 kHz */
+    double max_damping_n_s_per_m;
+    double max_angular_stiffness_nm_per_rad;
+} dev_info;
+
+typedef struct dev_state {
+    uint64_t time_ns;   /* CLOCK_MONOTONIC time of the reading */
+    prox_vec3 position; /* metres */
+    prox_quat orientation;
+    prox_vec3 linear_velocity;  /* m/s */
+    prox_vec3 angular_velocity; /* rad/s */
+    uint32_t buttons;           /* bit i = button i */
+    double gripper_angle_rad;
+} dev_state;
+
+typedef struct dev_command {
+    prox_vec3 force_n;
+    prox_vec3 torque_nm;
+    double gripper_force_n;
+} dev_command;
+
+typedef struct dev_device dev_device;
+
+typedef struct dev_ops {
+    int (*calibrate)(dev_device *d);
+    int (*read)(dev_device *d, dev_state *out);              /* 0, or -1 on a device fault */
+    int (*write)(dev_device *d, const dev_command *cmd);     /* 0, or -1 on a device fault */
+    void (*close)(dev_device *d);
+} dev_ops;
+
+struct dev_device {
+    const dev_ops *ops;
+    dev_info info;
+    void *impl;
+};
+
+static inline int dev_calibrate(dev_device *d) { return d->ops->calibrate ? d->ops->calibrate(d) : 0; }
+static inline int dev_read(dev_device *d, dev_state *out) { return d->ops->read(d, out); }
+static inline int dev_write(dev_device *d, const dev_command *cmd) { return d->ops->write(d, cmd); }
+static inline void dev_close(dev_device *d)
+{
+    if (d && d->ops->close)
+        d->ops->close(d);
+}
+
+#endif

@@ -1,0 +1,826 @@
+/* osc.c - the OSC control server: own socket, liblo parses and dispatches.
+ *
+ * Every message is validated before anything changes: type tags (ints and
+ * floats are accepted for numbers), argument counts, finite numbers, name
+ * lengths, blob sizes. A bad message gets `/fail <address> <reason>` and
+ * changes nothing; a good one gets its reply (`/done <address> ...` for
+ * commands, `/status.reply`, `/version.reply`).
+ */
+#include "rt_osc.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <lo/lo.h>
+#include <lo/lo_lowlevel.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define OSC_VERSION_MAJOR 0
+#define OSC_VERSION_MINOR 1
+#define OSC_VERSION_PATCH 0
+
+typedef struct osc_subscriber {
+    struct sockaddr_in addr;
+    double period_s; /* 0 = unused slot */
+    double next_s;
+} osc_subscriber;
+
+struct rt_osc {
+    rt_service *svc;
+    int fd;
+    int port;
+    lo_server lo; /* parses and dispatches; bound to a private unix socket, never read */
+    char lo_path[64];
+    pthread_t thread;
+    atomic_int running;
+    int thread_started;
+    rt_osc_pose_fn pose_fn;
+    void *pose_user;
+    /* sender of the datagram being dispatched (OSC thread only) */
+    struct sockaddr_in sender;
+    int sender_valid;
+    pthread_mutex_t sub_lock; /* subscribers: OSC thread and housekeeping thread */
+    osc_subscriber subs[RT_OSC_MAX_SUBSCRIBERS];
+    int listening;
+    _Atomic uint64_t received, dispatched, failed, malformed, replies, telemetry_sent;
+};
+
+/* ---- replies ---- */
+
+static void osc_send_to(rt_osc *o, const struct sockaddr_in *to, const char *path, lo_message m)
+{
+    char buf[2048];
+    size_t size = lo_message_length(m, path);
+    if (size > sizeof buf)
+        return;
+    if (!lo_message_serialise(m, path, buf, &size))
+        return;
+    if (sendto(o->fd, buf, size, MSG_DONTWAIT, (const struct sockaddr *)to, sizeof *to) == (ssize_t)size)
+        atomic_fetch_add(&o->replies, 1);
+}
+
+static void osc_reply(rt_osc *o, const char *path, lo_message m)
+{
+    if (o->sender_valid)
+        osc_send_to(o, &o->sender, path, m);
+}
+
+static void osc_fail(rt_osc *o, const char *cmd, const char *fmt, ...)
+{
+    char reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    atomic_fetch_add(&o->failed, 1);
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, cmd);
+    lo_message_add_string(m, reason);
+    osc_reply(o, "/fail", m);
+    lo_message_free(m);
+}
+
+static void osc_done(rt_osc *o, const char *cmd, const char *detail)
+{
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, cmd);
+    if (detail)
+        lo_message_add_string(m, detail);
+    osc_reply(o, "/done", m);
+    lo_message_free(m);
+}
+
+/* ---- argument checking ---- */
+
+/* Expected types: 'n' number (i, f, d, h), 's' string, 'b' blob, '*' rest
+ * optional numbers. Returns 0 or fails the message. */
+static int osc_check(rt_osc *o, const char *path, const char *types, int argc, const char *want, int want_min)
+{
+    int want_n = (int)strlen(want);
+    if (argc < want_min || argc > want_n) {
+        if (want_min == want_n)
+            osc_fail(o, path, "expected %d arguments, got %d", want_n, argc);
+        else
+            osc_fail(o, path, "expected %d to %d arguments, got %d", want_min, want_n, argc);
+        return -1;
+    }
+    for (int i = 0; i < argc; i++) {
+        char t = types[i], w = want[i];
+        int ok = (w == 'n' && (t == 'i' || t == 'f' || t == 'd' || t == 'h')) || (w == 's' && (t == 's' || t == 'S')) ||
+                 (w == 'b' && t == 'b');
+        if (!ok) {
+            osc_fail(o, path, "argument %d has type '%c', expected %s", i + 1, t,
+                     w == 'n' ? "a number" : (w == 's' ? "a string" : "a blob"));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static double osc_num(const char *types, lo_arg **argv, int i)
+{
+    switch (types[i]) {
+    case 'i': return argv[i]->i;
+    case 'f': return argv[i]->f;
+    case 'd': return argv[i]->d;
+    case 'h': return (double)argv[i]->h;
+    default: return NAN;
+    }
+}
+
+/* Read n numbers starting at first; all must be finite. */
+static int osc_numbers(rt_osc *o, const char *path, const char *types, lo_arg **argv, int first, int n, double *out)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = osc_num(types, argv, first + i);
+        if (!isfinite(out[i])) {
+            osc_fail(o, path, "argument %d is not a finite number", first + i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int osc_name(rt_osc *o, const char *path, lo_arg **argv, int i, const char **out)
+{
+    const char *s = &argv[i]->s;
+    size_t n = strlen(s);
+    if (n == 0 || n >= RT_NAME_MAX) {
+        osc_fail(o, path, "name must be 1 to %d characters", RT_NAME_MAX - 1);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static int osc_pose(rt_osc *o, const char *path, const double v[7], prox_xform *out)
+{
+    double qn = sqrt(v[3] * v[3] + v[4] * v[4] + v[5] * v[5] + v[6] * v[6]);
+    if (!(qn > 1e-9)) {
+        osc_fail(o, path, "quaternion has zero length");
+        return -1;
+    }
+    prox_quat q = {v[3], v[4], v[5], v[6]};
+    *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), q);
+    return 0;
+}
+
+/* ---- handlers ---- */
+
+typedef struct osc_ctx {
+    rt_osc *o;
+} osc_ctx;
+
+#define OSC_HANDLER(name) static int name(const char *path, const char *types, lo_arg **argv, int argc, lo_message msg, void *user)
+#define OSC_PREAMBLE                                                                                                 \
+    (void)msg;                                                                                                       \
+    rt_osc *o = (rt_osc *)user;                                                                                      \
+    char err[256] = "";                                                                                              \
+    (void)err;                                                                                                       \
+    atomic_fetch_add(&o->dispatched, 1)
+
+OSC_HANDLER(h_version)
+{
+    OSC_PREAMBLE;
+    (void)types;
+    (void)argv;
+    if (osc_check(o, path, types, argc, "", 0))
+        return 0;
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, "hapticd");
+    lo_message_add_int32(m, OSC_VERSION_MAJOR);
+    lo_message_add_int32(m, OSC_VERSION_MINOR);
+    lo_message_add_int32(m, OSC_VERSION_PATCH);
+    osc_reply(o, "/version.reply", m);
+    lo_message_free(m);
+    return 0;
+}
+
+OSC_HANDLER(h_status)
+{
+    OSC_PREAMBLE;
+    (void)argv;
+    if (osc_check(o, path, types, argc, "", 0))
+        return 0;
+    rt_status st;
+    if (rt_service_status(o->svc, &st) != 0) {
+        osc_fail(o, path, "status unavailable");
+        return 0;
+    }
+    /* Key/value pairs so clients need not know the order. */
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, "running"), lo_message_add_int32(m, st.running);
+    lo_message_add_string(m, "realtime"), lo_message_add_int32(m, st.realtime);
+    lo_message_add_string(m, "memlocked"), lo_message_add_int32(m, st.memlocked);
+    lo_message_add_string(m, "rate_hz"), lo_message_add_double(m, st.rate_hz);
+    lo_message_add_string(m, "uptime_s"), lo_message_add_double(m, st.uptime_s);
+    lo_message_add_string(m, "cycles"), lo_message_add_int64(m, (int64_t)st.cycles);
+    lo_message_add_string(m, "overruns"), lo_message_add_int64(m, (int64_t)st.overruns);
+    lo_message_add_string(m, "latency_p99_us"), lo_message_add_double(m, st.latency_p99_us);
+    lo_message_add_string(m, "latency_max_us"), lo_message_add_double(m, st.latency_max_us);
+    lo_message_add_string(m, "query_p99_us"), lo_message_add_double(m, st.query_p99_us);
+    lo_message_add_string(m, "budget_us"), lo_message_add_double(m, st.budget_us);
+    lo_message_add_string(m, "objects"), lo_message_add_int32(m, (int32_t)st.object_count);
+    lo_message_add_string(m, "tool"), lo_message_add_string(m, st.tool);
+    lo_message_add_string(m, "forces"), lo_message_add_int32(m, st.forces_enabled);
+    lo_message_add_string(m, "fault"), lo_message_add_int32(m, st.fault);
+    lo_message_add_string(m, "distance_m"), lo_message_add_double(m, st.distance_m);
+    lo_message_add_string(m, "penvol_m3"), lo_message_add_double(m, st.penvol_m3);
+    lo_message_add_string(m, "cmd_drops"), lo_message_add_int64(m, (int64_t)st.cmd_drops);
+    lo_message_add_string(m, "voxel_drops"), lo_message_add_int64(m, (int64_t)st.voxel_drops);
+    lo_message_add_string(m, "telemetry_drops"), lo_message_add_int64(m, (int64_t)st.telemetry_drops);
+    lo_message_add_string(m, "note"), lo_message_add_string(m, st.rt_note ? st.rt_note : "");
+    osc_reply(o, "/status.reply", m);
+    lo_message_free(m);
+    return 0;
+}
+
+/* /load name path [tx ty tz qw qx qy qz] */
+OSC_HANDLER(h_load)
+{
+    OSC_PREAMBLE;
+    const char *name;
+    double v[7];
+    if (osc_check(o, path, types, argc, "ssnnnnnnn", 2) || osc_name(o, path, argv, 0, &name))
+        return 0;
+    if (argc != 2 && argc != 9) {
+        osc_fail(o, path, "expected name, path and optionally a 7-number pose");
+        return 0;
+    }
+    prox_xform pose = prox_xform_identity();
+    if (argc == 9 && (osc_numbers(o, path, types, argv, 2, 7, v) || osc_pose(o, path, v, &pose)))
+        return 0;
+    if (rt_service_load_object(o->svc, name, &argv[1]->s, &pose, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, name);
+    return 0;
+}
+
+OSC_HANDLER(h_remove)
+{
+    OSC_PREAMBLE;
+    const char *name;
+    if (osc_check(o, path, types, argc, "s", 1) || osc_name(o, path, argv, 0, &name))
+        return 0;
+    if (rt_service_remove_object(o->svc, name, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, name);
+    return 0;
+}
+
+/* /pose name tx ty tz qw qx qy qz: no /done (a stream), /fail on error */
+OSC_HANDLER(h_pose)
+{
+    OSC_PREAMBLE;
+    const char *name;
+    double v[7];
+    prox_xform pose;
+    if (osc_check(o, path, types, argc, "snnnnnnn", 8) || osc_name(o, path, argv, 0, &name) ||
+        osc_numbers(o, path, types, argv, 1, 7, v) || osc_pose(o, path, v, &pose))
+        return 0;
+    if (rt_service_set_pose(o->svc, name, &pose, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    return 0;
+}
+
+OSC_HANDLER(h_tool)
+{
+    OSC_PREAMBLE;
+    const char *name;
+    if (osc_check(o, path, types, argc, "s", 1) || osc_name(o, path, argv, 0, &name))
+        return 0;
+    if (rt_service_set_tool(o->svc, name, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, name);
+    return 0;
+}
+
+OSC_HANDLER(h_budget)
+{
+    OSC_PREAMBLE;
+    double us;
+    if (osc_check(o, path, types, argc, "n", 1) || osc_numbers(o, path, types, argv, 0, 1, &us))
+        return 0;
+    if (rt_service_set_budget_us(o->svc, us, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+/* /gains stiffness margin margin_stiffness damping coupling_k coupling_b torque_scale */
+OSC_HANDLER(h_gains)
+{
+    OSC_PREAMBLE;
+    double v[7];
+    if (osc_check(o, path, types, argc, "nnnnnnn", 7) || osc_numbers(o, path, types, argv, 0, 7, v))
+        return 0;
+    rt_gains g = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    if (rt_service_set_gains(o->svc, &g, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+/* /limits max_force max_torque max_rate ramp_s watchdog_ms stale_ms */
+OSC_HANDLER(h_limits)
+{
+    OSC_PREAMBLE;
+    double v[6];
+    if (osc_check(o, path, types, argc, "nnnnnn", 6) || osc_numbers(o, path, types, argv, 0, 6, v))
+        return 0;
+    rt_limits l = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    if (rt_service_set_limits(o->svc, &l, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+OSC_HANDLER(h_forces)
+{
+    OSC_PREAMBLE;
+    double on;
+    if (osc_check(o, path, types, argc, "n", 1) || osc_numbers(o, path, types, argv, 0, 1, &on))
+        return 0;
+    if (on != 0.0 && on != 1.0) {
+        osc_fail(o, path, "expected 0 or 1");
+        return 0;
+    }
+    if (rt_service_enable_forces(o->svc, on != 0.0, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+static int osc_cell(rt_osc *o, const char *path, const double v[3], int32_t c[3])
+{
+    for (int i = 0; i < 3; i++) {
+        if (v[i] != floor(v[i]) || fabs(v[i]) > 2147483647.0) {
+            osc_fail(o, path, "cell coordinate %d is not an integer in range", i + 1);
+            return -1;
+        }
+        c[i] = (int32_t)v[i];
+    }
+    return 0;
+}
+
+static void osc_voxels(rt_osc *o, const char *path, const char *map, const rt_voxel_update *u, uint32_t n)
+{
+    char err[256] = "";
+    int got = rt_service_voxel_update(o->svc, map, u, n, err, sizeof err);
+    if (got < 0)
+        osc_fail(o, path, "%s", err);
+    else if ((uint32_t)got < n)
+        osc_fail(o, path, "voxel queue full: %d of %u updates queued, the rest dropped", got, n);
+    else {
+        char detail[32];
+        snprintf(detail, sizeof detail, "%u", n);
+        osc_done(o, path, detail);
+    }
+}
+
+/* /voxel/set map x y z class */
+OSC_HANDLER(h_voxel_set)
+{
+    OSC_PREAMBLE;
+    const char *map;
+    double v[4];
+    int32_t c[3];
+    if (osc_check(o, path, types, argc, "snnnn", 5) || osc_name(o, path, argv, 0, &map) ||
+        osc_numbers(o, path, types, argv, 1, 4, v) || osc_cell(o, path, v, c))
+        return 0;
+    if (v[3] < 0 || v[3] > 255 || v[3] != floor(v[3])) {
+        osc_fail(o, path, "class must be an integer 0..255");
+        return 0;
+    }
+    rt_voxel_update u = {c[0], c[1], c[2], (uint32_t)v[3]};
+    osc_voxels(o, path, map, &u, 1);
+    return 0;
+}
+
+/* /voxel/clear map x y z */
+OSC_HANDLER(h_voxel_clear)
+{
+    OSC_PREAMBLE;
+    const char *map;
+    double v[3];
+    int32_t c[3];
+    if (osc_check(o, path, types, argc, "snnn", 4) || osc_name(o, path, argv, 0, &map) ||
+        osc_numbers(o, path, types, argv, 1, 3, v) || osc_cell(o, path, v, c))
+        return 0;
+    rt_voxel_update u = {c[0], c[1], c[2], RT_VOXEL_FREE};
+    osc_voxels(o, path, map, &u, 1);
+    return 0;
+}
+
+/* /voxel/batch map blob: packed records, 16 bytes each, little endian:
+ * int32 x, int32 y, int32 z, uint32 class (docs/osc.md). */
+OSC_HANDLER(h_voxel_batch)
+{
+    OSC_PREAMBLE;
+    const char *map;
+    if (osc_check(o, path, types, argc, "sb", 2) || osc_name(o, path, argv, 0, &map))
+        return 0;
+    lo_blob b = (lo_blob)argv[1];
+    uint32_t size = lo_blob_datasize(b);
+    const unsigned char *p = lo_blob_dataptr(b);
+    if (size == 0 || size % 16 != 0) {
+        osc_fail(o, path, "blob of %u bytes is not a whole number of 16-byte records", size);
+        return 0;
+    }
+    if (size > RT_OSC_MAX_BLOB) {
+        osc_fail(o, path, "blob of %u bytes is over the %d byte limit", size, RT_OSC_MAX_BLOB);
+        return 0;
+    }
+    uint32_t n = size / 16;
+    rt_voxel_update u[RT_OSC_MAX_BLOB / 16];
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *r = p + 16 * i;
+        uint32_t w[4];
+        for (int k = 0; k < 4; k++)
+            w[k] = (uint32_t)r[4 * k] | (uint32_t)r[4 * k + 1] << 8 | (uint32_t)r[4 * k + 2] << 16 |
+                   (uint32_t)r[4 * k + 3] << 24;
+        if (w[3] > 255) {
+            osc_fail(o, path, "record %u has class %u (0..255 allowed); nothing applied", i, w[3]);
+            return 0;
+        }
+        u[i].x = (int32_t)w[0];
+        u[i].y = (int32_t)w[1];
+        u[i].z = (int32_t)w[2];
+        u[i].cls = w[3];
+    }
+    osc_voxels(o, path, map, u, n);
+    return 0;
+}
+
+static void osc_on_telemetry(const rt_telemetry *t, void *user);
+
+/* /telemetry/subscribe rate_hz [port]: telemetry to the sender (or to the
+ * sender's host at port) */
+OSC_HANDLER(h_subscribe)
+{
+    OSC_PREAMBLE;
+    double v[2];
+    if (osc_check(o, path, types, argc, "nn", 1) || osc_numbers(o, path, types, argv, 0, argc, v))
+        return 0;
+    if (!(v[0] > 0 && v[0] <= 1000)) {
+        osc_fail(o, path, "rate must be in (0, 1000] Hz");
+        return 0;
+    }
+    if (!o->sender_valid) {
+        osc_fail(o, path, "no sender address");
+        return 0;
+    }
+    struct sockaddr_in to = o->sender;
+    if (argc == 2) {
+        if (v[1] < 1 || v[1] > 65535 || v[1] != floor(v[1])) {
+            osc_fail(o, path, "port must be an integer 1..65535");
+            return 0;
+        }
+        to.sin_port = htons((uint16_t)v[1]);
+    }
+    int slot = -1;
+    pthread_mutex_lock(&o->sub_lock);
+    for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
+        if (o->subs[i].period_s > 0 && o->subs[i].addr.sin_port == to.sin_port &&
+            o->subs[i].addr.sin_addr.s_addr == to.sin_addr.s_addr)
+            slot = i;
+    for (int i = 0; slot < 0 && i < RT_OSC_MAX_SUBSCRIBERS; i++)
+        if (o->subs[i].period_s == 0)
+            slot = i;
+    if (slot >= 0) {
+        o->subs[slot].addr = to;
+        o->subs[slot].period_s = 1.0 / v[0];
+        o->subs[slot].next_s = 0;
+    }
+    pthread_mutex_unlock(&o->sub_lock);
+    if (slot < 0) {
+        osc_fail(o, path, "too many subscribers (%d)", RT_OSC_MAX_SUBSCRIBERS);
+        return 0;
+    }
+    if (!o->listening) {
+        if (rt_service_add_telemetry_listener(o->svc, osc_on_telemetry, o) == 0)
+            o->listening = 1;
+    }
+    osc_done(o, path, NULL);
+    return 0;
+}
+
+OSC_HANDLER(h_unsubscribe)
+{
+    OSC_PREAMBLE;
+    (void)argv;
+    if (osc_check(o, path, types, argc, "", 0))
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&o->sub_lock);
+    for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
+        if (o->subs[i].period_s > 0 && o->sender_valid && o->subs[i].addr.sin_addr.s_addr == o->sender.sin_addr.s_addr &&
+            o->subs[i].addr.sin_port == o->sender.sin_port) {
+            o->subs[i].period_s = 0;
+            found = 1;
+        }
+    pthread_mutex_unlock(&o->sub_lock);
+    if (!found)
+        osc_fail(o, path, "not subscribed");
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+OSC_HANDLER(h_record_start)
+{
+    OSC_PREAMBLE;
+    if (osc_check(o, path, types, argc, "s", 1))
+        return 0;
+    if (rt_service_record_start(o->svc, &argv[0]->s, err, sizeof err))
+        osc_fail(o, path, "%s", err);
+    else
+        osc_done(o, path, &argv[0]->s);
+    return 0;
+}
+
+OSC_HANDLER(h_record_stop)
+{
+    OSC_PREAMBLE;
+    (void)argv;
+    if (osc_check(o, path, types, argc, "", 0))
+        return 0;
+    if (rt_service_record_stop(o->svc))
+        osc_fail(o, path, "not recording");
+    else
+        osc_done(o, path, NULL);
+    return 0;
+}
+
+/* /device/pose tx ty tz qw qx qy qz [buttons]: the OSC device's input */
+OSC_HANDLER(h_device_pose)
+{
+    OSC_PREAMBLE;
+    double v[8];
+    prox_xform pose;
+    if (osc_check(o, path, types, argc, "nnnnnnnn", 7) || osc_numbers(o, path, types, argv, 0, argc, v) ||
+        osc_pose(o, path, v, &pose))
+        return 0;
+    if (!o->pose_fn) {
+        osc_fail(o, path, "the device is not the OSC driver (start hapticd with --driver osc)");
+        return 0;
+    }
+    uint32_t buttons = 0;
+    if (argc == 8) {
+        if (v[7] < 0 || v[7] > 4294967295.0 || v[7] != floor(v[7])) {
+            osc_fail(o, path, "buttons must be an unsigned integer bit mask");
+            return 0;
+        }
+        buttons = (uint32_t)v[7];
+    }
+    o->pose_fn(o->pose_user, &pose, buttons);
+    return 0;
+}
+
+/* Anything no method took. */
+static int h_unknown(const char *path, const char *types, lo_arg **argv, int argc, lo_message msg, void *user)
+{
+    (void)types, (void)argv, (void)argc, (void)msg;
+    rt_osc *o = (rt_osc *)user;
+    osc_fail(o, path, "unknown address (see docs/osc.md)");
+    return 0;
+}
+
+static const struct {
+    const char *path;
+    lo_method_handler fn;
+} osc_methods[] = {
+    {"/version", h_version},
+    {"/status", h_status},
+    {"/load", h_load},
+    {"/remove", h_remove},
+    {"/pose", h_pose},
+    {"/tool", h_tool},
+    {"/budget", h_budget},
+    {"/gains", h_gains},
+    {"/limits", h_limits},
+    {"/forces", h_forces},
+    {"/voxel/set", h_voxel_set},
+    {"/voxel/clear", h_voxel_clear},
+    {"/voxel/batch", h_voxel_batch},
+    {"/telemetry/subscribe", h_subscribe},
+    {"/telemetry/unsubscribe", h_unsubscribe},
+    {"/record/start", h_record_start},
+    {"/record/stop", h_record_stop},
+    {"/device/pose", h_device_pose},
+};
+
+/* ---- telemetry fan-out (housekeeping thread) ---- */
+
+static void osc_on_telemetry(const rt_telemetry *t, void *user)
+{
+    rt_osc *o = (rt_osc *)user;
+    struct sockaddr_in to[RT_OSC_MAX_SUBSCRIBERS];
+    int n = 0;
+    pthread_mutex_lock(&o->sub_lock);
+    for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++) {
+        osc_subscriber *s = &o->subs[i];
+        if (s->period_s > 0 && t->time_s >= s->next_s) {
+            to[n++] = s->addr;
+            s->next_s = (s->next_s == 0 ? t->time_s : s->next_s) + s->period_s;
+            if (s->next_s < t->time_s)
+                s->next_s = t->time_s + s->period_s;
+        }
+    }
+    pthread_mutex_unlock(&o->sub_lock);
+    if (n == 0)
+        return;
+    lo_message m = lo_message_new();
+    lo_message_add_int64(m, (int64_t)t->seq);
+    lo_message_add_double(m, t->time_s);
+    lo_message_add_double(m, t->tool_pos.x), lo_message_add_double(m, t->tool_pos.y), lo_message_add_double(m, t->tool_pos.z);
+    lo_message_add_double(m, t->tool_rot.w), lo_message_add_double(m, t->tool_rot.x), lo_message_add_double(m, t->tool_rot.y),
+        lo_message_add_double(m, t->tool_rot.z);
+    lo_message_add_double(m, t->force_n.x), lo_message_add_double(m, t->force_n.y), lo_message_add_double(m, t->force_n.z);
+    lo_message_add_double(m, t->torque_nm.x), lo_message_add_double(m, t->torque_nm.y), lo_message_add_double(m, t->torque_nm.z);
+    lo_message_add_double(m, t->distance_m);
+    lo_message_add_double(m, t->penvol_m3);
+    lo_message_add_double(m, t->query_us);
+    lo_message_add_int32(m, (int32_t)t->flags);
+    for (int i = 0; i < n; i++) {
+        osc_send_to(o, &to[i], "/telemetry", m);
+        atomic_fetch_add(&o->telemetry_sent, 1);
+    }
+    lo_message_free(m);
+}
+
+/* ---- lifecycle ---- */
+
+static void osc_lo_error(int num, const char *msg, const char *where)
+{
+    /* liblo reports parse errors through this; we count them in poll */
+    (void)num, (void)msg, (void)where;
+}
+
+rt_osc *rt_osc_create(rt_service *svc, const char *addr, int port, char *err, size_t errlen)
+{
+    if (!svc || port < 0 || port > 65535) {
+        snprintf(err, errlen, "osc: bad arguments (port %d)", port);
+        return NULL;
+    }
+    rt_osc *o = calloc(1, sizeof *o);
+    if (!o) {
+        snprintf(err, errlen, "osc: out of memory");
+        return NULL;
+    }
+    o->svc = svc;
+    o->fd = -1;
+    pthread_mutex_init(&o->sub_lock, NULL);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    const char *a = addr && *addr ? addr : "127.0.0.1";
+    if (inet_pton(AF_INET, a, &sa.sin_addr) != 1) {
+        snprintf(err, errlen, "osc: '%s' is not an IPv4 address", a);
+        goto fail;
+    }
+    o->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (o->fd < 0 || bind(o->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "osc: cannot listen on %s:%d: %s", a, port, strerror(errno));
+        goto fail;
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(o->fd, (struct sockaddr *)&sa, &sl);
+    o->port = ntohs(sa.sin_port);
+    /* liblo needs a server to dispatch into; a private unix socket keeps it
+     * off the network. We never read from it. */
+    snprintf(o->lo_path, sizeof o->lo_path, "/tmp/hapticd-lo-%d-%d", (int)getpid(), o->port);
+    unlink(o->lo_path);
+    o->lo = lo_server_new_with_proto(o->lo_path, LO_UNIX, osc_lo_error);
+    if (!o->lo) {
+        snprintf(err, errlen, "osc: liblo could not create its dispatcher");
+        goto fail;
+    }
+    for (size_t i = 0; i < sizeof osc_methods / sizeof osc_methods[0]; i++)
+        lo_server_add_method(o->lo, osc_methods[i].path, NULL, osc_methods[i].fn, o);
+    lo_server_add_method(o->lo, NULL, NULL, h_unknown, o);
+    return o;
+fail:
+    rt_osc_destroy(o);
+    return NULL;
+}
+
+int rt_osc_port(const rt_osc *o) { return o->port; }
+
+void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user)
+{
+    o->pose_fn = fn;
+    o->pose_user = user;
+}
+
+int rt_osc_poll(rt_osc *o, int timeout_ms)
+{
+    struct pollfd pfd = {o->fd, POLLIN, 0};
+    int handled = 0;
+    int r = poll(&pfd, 1, timeout_ms);
+    while (r > 0) {
+        unsigned char buf[65536];
+        socklen_t sl = sizeof o->sender;
+        ssize_t n = recvfrom(o->fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&o->sender, &sl);
+        if (n < 0)
+            break;
+        o->sender_valid = sl == sizeof o->sender && o->sender.sin_family == AF_INET;
+        atomic_fetch_add(&o->received, 1);
+        /* Validate the datagram with liblo's parser first so that a
+         * malformed one gets a /fail instead of silence. */
+        int res = 0;
+        if (n >= 8 && buf[0] == '#') {
+            /* bundles: let liblo walk them */
+            if (lo_server_dispatch_data(o->lo, buf, (size_t)n) < 0) {
+                atomic_fetch_add(&o->malformed, 1);
+                osc_fail(o, "#bundle", "malformed OSC bundle");
+            }
+        } else {
+            lo_message m = n > 0 ? lo_message_deserialise(buf, (size_t)n, &res) : NULL;
+            if (!m) {
+                atomic_fetch_add(&o->malformed, 1);
+                osc_fail(o, "?", "malformed OSC message (%zd bytes, liblo error %d)", n, res);
+            } else {
+                lo_message_free(m);
+                lo_server_dispatch_data(o->lo, buf, (size_t)n);
+            }
+        }
+        o->sender_valid = 0;
+        handled++;
+        r = poll(&pfd, 1, 0);
+    }
+    return handled;
+}
+
+static void *osc_thread(void *arg)
+{
+    rt_osc *o = arg;
+    while (atomic_load(&o->running))
+        rt_osc_poll(o, 50);
+    return NULL;
+}
+
+int rt_osc_start(rt_osc *o, char *err, size_t errlen)
+{
+    atomic_store(&o->running, 1);
+    if (pthread_create(&o->thread, NULL, osc_thread, o) != 0) {
+        atomic_store(&o->running, 0);
+        snprintf(err, errlen, "osc: cannot start its thread");
+        return -1;
+    }
+    o->thread_started = 1;
+    return 0;
+}
+
+void rt_osc_stop(rt_osc *o)
+{
+    if (!o || !o->thread_started)
+        return;
+    atomic_store(&o->running, 0);
+    pthread_join(o->thread, NULL);
+    o->thread_started = 0;
+}
+
+void rt_osc_destroy(rt_osc *o)
+{
+    if (!o)
+        return;
+    rt_osc_stop(o);
+    if (o->listening)
+        rt_service_remove_telemetry_listener(o->svc, osc_on_telemetry, o);
+    if (o->lo)
+        lo_server_free(o->lo);
+    if (o->lo_path[0])
+        unlink(o->lo_path);
+    if (o->fd >= 0)
+        close(o->fd);
+    pthread_mutex_destroy(&o->sub_lock);
+    free(o);
+}
+
+void rt_osc_get_stats(const rt_osc *o, rt_osc_stats *out)
+{
+    out->received = atomic_load(&o->received);
+    out->dispatched = atomic_load(&o->dispatched);
+    out->failed = atomic_load(&o->failed);
+    out->malformed = atomic_load(&o->malformed);
+    out->replies = atomic_load(&o->replies);
+    out->telemetry_sent = atomic_load(&o->telemetry_sent);
+}

@@ -1,0 +1,47 @@
+/* rt_osc.h - the OSC control server of hapticd (liblo).
+ *
+ * liblo's own servers bind every interface; we open our own UDP socket on
+ * the address the user chose (127.0.0.1 by default), receive datagrams on
+ * the OSC thread and hand each one to liblo to parse and dispatch
+ * (lo_server_dispatch_data on a liblo server that never touches the
+ * network). Replies go back to the sender through our socket.
+ *
+ * Thread rules: everything here runs on non-RT threads. rt_osc_start makes
+ * the OSC thread; the telemetry listener runs on the service's
+ * housekeeping thread. The address space is documented in docs/osc.md.
+ */
+#ifndef RT_OSC_H
+#define RT_OSC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prox_math.h"
+#include "rt_service.h"
+
+typedef struct rt_osc rt_osc;
+
+/* Receives /device/pose (the OSC device driver's input). Called on the OSC
+ * thread. */
+typedef void (*rt_osc_pose_fn)(void *user, const prox_xform *pose, uint32_t buttons);
+
+/* Open the socket on addr:port (addr NULL = 127.0.0.1, port 0 = any free
+ * port). NULL + err on failure. */
+rt_osc *rt_osc_create(rt_service *svc, const char *addr, int port, char *err, size_t errlen);
+int rt_osc_port(const rt_osc *o);
+void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user);
+int rt_osc_start(rt_osc *o, char *err, size_t errlen);
+/* Handle pending datagrams without a thread (tests); waits up to timeout_ms. */
+int rt_osc_poll(rt_osc *o, int timeout_ms);
+void rt_osc_stop(rt_osc *o);
+void rt_osc_destroy(rt_osc *o);
+
+typedef struct rt_osc_stats {
+    uint64_t received, dispatched, failed, malformed, replies, telemetry_sent;
+} rt_osc_stats;
+void rt_osc_get_stats(const rt_osc *o, rt_osc_stats *out);
+
+#define RT_OSC_MAX_SUBSCRIBERS 8
+#define RT_OSC_MAX_BLOB 65000 /* bytes; larger voxel batches must be split */
+
+#endif
