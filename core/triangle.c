@@ -1,0 +1,233 @@
+/* triangle.c - exact triangle primitives: point-triangle, triangle-triangle
+ * distance with witness points, triangle-triangle intersection.
+ *
+ * Distance between two triangles is the minimum over their feature pairs:
+ * 9 edge-edge pairs, 6 vertex-face pairs, and 6 edge-face crossings (an
+ * edge piercing the other face means they intersect: distance 0). For
+ * disjoint triangles the minimum is always realized by an edge-edge or a
+ * vertex-face pair; for intersecting ones either an edge crosses a face, or
+ * (coplanar) two edges cross or a vertex lies inside. Degenerate triangles
+ * (zero area) fall back to their edges. All pure, no allocation.
+ */
+#include <float.h>
+
+#include "prox_mesh.h"
+
+/* Closest points of segments p1q1 and p2q2 (Ericson, Real-Time Collision
+ * Detection 5.1.9); returns squared distance. Handles zero-length segments. */
+static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, prox_vec3 *c1, prox_vec3 *c2)
+{
+    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2), r = prox_v3_sub(p1, p2);
+    double a = prox_v3_dot(d1, d1), e = prox_v3_dot(d2, d2), f = prox_v3_dot(d2, r);
+    double s, t;
+    const double eps = 1e-300;
+    if (a <= eps && e <= eps) {
+        s = t = 0.0;
+    } else if (a <= eps) {
+        s = 0.0;
+        t = f / e;
+        t = t < 0 ? 0 : (t > 1 ? 1 : t);
+    } else {
+        double c = prox_v3_dot(d1, r);
+        if (e <= eps) {
+            t = 0.0;
+            s = -c / a;
+            s = s < 0 ? 0 : (s > 1 ? 1 : s);
+        } else {
+            double b = prox_v3_dot(d1, d2);
+            double denom = a * e - b * b;
+            if (denom > 1e-14 * a * e) {
+                s = (b * f - c * e) / denom;
+                s = s < 0 ? 0 : (s > 1 ? 1 : s);
+            } else {
+                s = 0.0; /* parallel: any s; endpoints are tried below via clamping of t */
+            }
+            t = (b * s + f) / e;
+            if (t < 0.0) {
+                t = 0.0;
+                s = -c / a;
+                s = s < 0 ? 0 : (s > 1 ? 1 : s);
+            } else if (t > 1.0) {
+                t = 1.0;
+                s = (b - c) / a;
+                s = s < 0 ? 0 : (s > 1 ? 1 : s);
+            }
+        }
+    }
+    *c1 = prox_v3_madd(p1, d1, s);
+    *c2 = prox_v3_madd(p2, d2, t);
+    return prox_v3_len2(prox_v3_sub(*c1, *c2));
+}
+
+double prox_point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
+{
+    prox_vec3 ab = prox_v3_sub(b, a), ac = prox_v3_sub(c, a), ap = prox_v3_sub(p, a);
+    prox_vec3 n = prox_v3_cross(ab, ac);
+    double n2 = prox_v3_len2(n);
+    double scale = prox_v3_len2(ab) + prox_v3_len2(ac);
+    prox_vec3 q;
+    if (!(n2 > 1e-24 * scale * scale)) {
+        /* degenerate triangle: closest point on its three edges */
+        prox_vec3 best = a, t1, t2;
+        double bd = prox_v3_len2(ap);
+        const prox_vec3 e0[3] = {a, b, c}, e1[3] = {b, c, a};
+        for (int i = 0; i < 3; i++) {
+            double d = seg_seg(p, p, e0[i], e1[i], &t1, &t2);
+            if (d < bd) {
+                bd = d;
+                best = t2;
+            }
+        }
+        if (closest)
+            *closest = best;
+        return bd;
+    }
+    double d1 = prox_v3_dot(ab, ap), d2 = prox_v3_dot(ac, ap);
+    if (d1 <= 0 && d2 <= 0) {
+        q = a;
+        goto done;
+    }
+    prox_vec3 bp = prox_v3_sub(p, b);
+    double d3 = prox_v3_dot(ab, bp), d4 = prox_v3_dot(ac, bp);
+    if (d3 >= 0 && d4 <= d3) {
+        q = b;
+        goto done;
+    }
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        q = prox_v3_madd(a, ab, d1 / (d1 - d3));
+        goto done;
+    }
+    prox_vec3 cp = prox_v3_sub(p, c);
+    double d5 = prox_v3_dot(ab, cp), d6 = prox_v3_dot(ac, cp);
+    if (d6 >= 0 && d5 <= d6) {
+        q = c;
+        goto done;
+    }
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        q = prox_v3_madd(a, ac, d2 / (d2 - d6));
+        goto done;
+    }
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        q = prox_v3_madd(b, prox_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6)));
+        goto done;
+    }
+    {
+        double denom = 1.0 / (va + vb + vc);
+        double v = vb * denom, w = vc * denom;
+        q = prox_v3_add(a, prox_v3_add(prox_v3_scale(ab, v), prox_v3_scale(ac, w)));
+    }
+done:
+    if (closest)
+        *closest = q;
+    return prox_v3_len2(prox_v3_sub(p, q));
+}
+
+/* Does segment pq cross the (non-degenerate) triangle T's interior or
+ * boundary, not lying in its plane? On success *hit is the crossing point. */
+static int seg_tri_cross(prox_vec3 p, prox_vec3 q, const prox_vec3 T[3], prox_vec3 *hit)
+{
+    prox_vec3 e1 = prox_v3_sub(T[1], T[0]), e2 = prox_v3_sub(T[2], T[0]);
+    prox_vec3 n = prox_v3_cross(e1, e2);
+    double dp = prox_v3_dot(n, prox_v3_sub(p, T[0]));
+    double dq = prox_v3_dot(n, prox_v3_sub(q, T[0]));
+    if ((dp > 0 && dq > 0) || (dp < 0 && dq < 0) || dp == dq)
+        return 0; /* same side, or parallel/in plane (coplanar handled elsewhere) */
+    double t = dp / (dp - dq);
+    prox_vec3 x = prox_v3_madd(p, prox_v3_sub(q, p), t);
+    /* inside test with edge normals */
+    for (int i = 0; i < 3; i++) {
+        prox_vec3 a = T[i], b = T[(i + 1) % 3];
+        if (prox_v3_dot(prox_v3_cross(prox_v3_sub(b, a), prox_v3_sub(x, a)), n) < 0)
+            return 0;
+    }
+    *hit = x;
+    return 1;
+}
+
+static int tri_degenerate(const prox_vec3 T[3])
+{
+    prox_vec3 e1 = prox_v3_sub(T[1], T[0]), e2 = prox_v3_sub(T[2], T[0]);
+    double s = prox_v3_len2(e1) + prox_v3_len2(e2);
+    return !(prox_v3_len2(prox_v3_cross(e1, e2)) > 1e-24 * s * s);
+}
+
+double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q)
+{
+    double best = DBL_MAX;
+    prox_vec3 bp = P[0], bq = Q[0], c1, c2;
+    /* edge crossings: distance 0 */
+    int degP = tri_degenerate(P), degQ = tri_degenerate(Q);
+    for (int i = 0; i < 3; i++) {
+        prox_vec3 x;
+        if (!degQ && seg_tri_cross(P[i], P[(i + 1) % 3], Q, &x)) {
+            if (p_on_P)
+                *p_on_P = x;
+            if (q_on_Q)
+                *q_on_Q = x;
+            return 0.0;
+        }
+        if (!degP && seg_tri_cross(Q[i], Q[(i + 1) % 3], P, &x)) {
+            if (p_on_P)
+                *p_on_P = x;
+            if (q_on_Q)
+                *q_on_Q = x;
+            return 0.0;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            double d = seg_seg(P[i], P[(i + 1) % 3], Q[j], Q[(j + 1) % 3], &c1, &c2);
+            if (d < best) {
+                best = d;
+                bp = c1;
+                bq = c2;
+            }
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        double d = prox_point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
+        if (d < best) {
+            best = d;
+            bp = P[i];
+            bq = c2;
+        }
+        d = prox_point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
+        if (d < best) {
+            best = d;
+            bp = c1;
+            bq = Q[i];
+        }
+    }
+    if (p_on_P)
+        *p_on_P = bp;
+    if (q_on_Q)
+        *q_on_Q = bq;
+    return sqrt(best);
+}
+
+int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3])
+{
+    /* Moller's early rejection: all of Q strictly on one side of P's plane
+     * (or the reverse) means no contact. */
+    prox_vec3 nP = prox_v3_cross(prox_v3_sub(P[1], P[0]), prox_v3_sub(P[2], P[0]));
+    double s0 = prox_v3_dot(nP, prox_v3_sub(Q[0], P[0]));
+    double s1 = prox_v3_dot(nP, prox_v3_sub(Q[1], P[0]));
+    double s2 = prox_v3_dot(nP, prox_v3_sub(Q[2], P[0]));
+    if ((s0 > 0 && s1 > 0 && s2 > 0) || (s0 < 0 && s1 < 0 && s2 < 0))
+        return 0;
+    prox_vec3 nQ = prox_v3_cross(prox_v3_sub(Q[1], Q[0]), prox_v3_sub(Q[2], Q[0]));
+    double t0 = prox_v3_dot(nQ, prox_v3_sub(P[0], Q[0]));
+    double t1 = prox_v3_dot(nQ, prox_v3_sub(P[1], Q[0]));
+    double t2 = prox_v3_dot(nQ, prox_v3_sub(P[2], Q[0]));
+    if ((t0 > 0 && t1 > 0 && t2 > 0) || (t0 < 0 && t1 < 0 && t2 < 0))
+        return 0;
+    /* Straddling both planes (or coplanar): exact feature test. */
+    prox_vec3 a, b;
+    double scale = 0;
+    for (int i = 0; i < 3; i++)
+        scale += prox_v3_len(prox_v3_sub(P[i], P[(i + 1) % 3])) + prox_v3_len(prox_v3_sub(Q[i], Q[(i + 1) % 3]));
+    return prox_triangle_distance(P, Q, &a, &b) <= 1e-12 * scale;
+}
