@@ -1,0 +1,489 @@
+/* engine.c - the generic descent over a forest of object pairs.
+ *
+ * One duplex priority queue holds node pairs of every object pair (Thoren's
+ * forest search): a single bound prunes the whole forest. All geometry
+ * knowledge lives in the bank's handlers (Himmelstein et al.); the engine
+ * dispatches once per node-pair expansion. No allocation after create.
+ */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dpq.h"
+#include "handlers.h"
+#include "prox_engine.h"
+
+#define PROX_DEFAULT_CHECK_EVERY 16u
+
+typedef struct pair_priv {
+    const prox_handler *h;
+    double best;          /* this pair's best distance */
+    uint32_t la, lb;      /* its best leaf pair (handler order) */
+    int have_best;
+    const prox_tree *caller_b; /* torque reference */
+    prox_xform caller_pose_b;
+} pair_priv;
+
+struct prox_ctx {
+    prox_engine *e;
+    const prox_query *q;
+    uint32_t kind;
+    double best; /* best distance over the forest */
+    uint32_t best_pair, best_la, best_lb;
+    prox_vec3 best_pa, best_pb; /* world, caller order */
+    int have_best;
+    int done;
+    int overlap;
+    double dropped_min_key;
+    double dropped_est, dropped_ub;
+    double vol_exact;
+    prox_vec3 force, torque;
+    prox_result *r;
+};
+
+struct prox_engine {
+    const prox_bank *bank;
+    prox_dpq q;
+    uint32_t max_pairs;
+    prox_pairstate *ps;
+    pair_priv *pp;
+    prox_ctx ctx;
+};
+
+uint64_t prox_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+prox_query prox_query_default(prox_query_kind kind)
+{
+    prox_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = kind;
+    q.voxel_classes = PROX_CLASS_ALL;
+    q.use_cache = 1;
+    return q;
+}
+
+prox_engine_def prox_engine_def_default(void)
+{
+    prox_engine_def d = {65536, 256};
+    return d;
+}
+
+prox_engine *prox_engine_create(const prox_engine_def *def, const prox_bank *bank)
+{
+    prox_engine_def d = def ? *def : prox_engine_def_default();
+    if (!d.queue_capacity)
+        d.queue_capacity = 65536;
+    if (!d.max_pairs)
+        d.max_pairs = 256;
+    prox_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->bank = bank;
+    e->max_pairs = d.max_pairs;
+    e->ps = calloc(d.max_pairs, sizeof *e->ps);
+    e->pp = calloc(d.max_pairs, sizeof *e->pp);
+    if (!e->ps || !e->pp || prox_dpq_init(&e->q, d.queue_capacity) != 0) {
+        prox_engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+void prox_engine_destroy(prox_engine *e)
+{
+    if (!e)
+        return;
+    prox_dpq_free(&e->q);
+    free(e->ps);
+    free(e->pp);
+    free(e);
+}
+
+/* ---- the handler interface ---- */
+
+static int ctx_push_item(prox_ctx *c, const prox_item *it)
+{
+    if (prox_dpq_push(&c->e->q, it) == 0) {
+        c->r->queue_pushes++;
+        return 0;
+    }
+    c->r->dropped++;
+    c->r->flags |= PROX_RESULT_OUT_OF_MEMORY;
+    if (it->key < c->dropped_min_key)
+        c->dropped_min_key = it->key;
+    c->dropped_est += it->est;
+    c->dropped_ub += it->ub;
+    return -1;
+}
+
+int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
+{
+    /* prune at the door: nothing below can beat what we have */
+    if (c->kind == PROX_QUERY_DISTANCE && key >= c->best * (1.0 - c->q->rel_err))
+        return 0;
+    if (c->kind == PROX_QUERY_TOLERANCE && key >= c->q->tolerance)
+        return 0;
+    if ((c->kind == PROX_QUERY_COLLIDE || c->kind == PROX_QUERY_CONTACTS) && key > 0.0)
+        return 0;
+    prox_item it = {key, p->index, na, nb, 0.0f, 0.0f};
+    return ctx_push_item(c, &it);
+}
+
+int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key, double est, double ub)
+{
+    prox_item it = {key, p->index, na, nb, (float)est, (float)ub};
+    /* float rounding must not break the certified upper bound */
+    if ((double)it.ub < ub)
+        it.ub = nextafterf(it.ub, INFINITY);
+    return ctx_push_item(c, &it);
+}
+
+double prox_ctx_best(const prox_ctx *c) { return c->best; }
+
+int prox_ctx_done(const prox_ctx *c) { return c->done; }
+
+void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests)
+{
+    c->r->node_tests += node_tests;
+    c->r->leaf_tests += leaf_tests;
+}
+
+void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, prox_vec3 pa, prox_vec3 pb, uint32_t la,
+                             uint32_t lb)
+{
+    pair_priv *pp = &c->e->pp[p->index];
+    if (!pp->have_best || d < pp->best) {
+        pp->best = d;
+        pp->la = la;
+        pp->lb = lb;
+        pp->have_best = 1;
+    }
+    if (d <= 0.0) {
+        c->overlap = 1;
+        if (c->q->stop_on_overlap || c->kind == PROX_QUERY_COLLIDE)
+            c->done = 1;
+    }
+    if (c->kind == PROX_QUERY_TOLERANCE && d < c->q->tolerance)
+        c->done = 1;
+    if (d < c->best || !c->have_best) {
+        c->best = d;
+        c->have_best = 1;
+        prox_vec3 wa = prox_xform_point(&p->pose_a, pa), wb = prox_xform_point(&p->pose_a, pb);
+        c->best_pair = p->index;
+        if (p->swapped) {
+            c->best_pa = wb, c->best_pb = wa, c->best_la = lb, c->best_lb = la;
+        } else {
+            c->best_pa = wa, c->best_pb = wb, c->best_la = la, c->best_lb = lb;
+        }
+    }
+}
+
+void prox_ctx_report_overlap(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb, prox_vec3 point)
+{
+    prox_vec3 w = prox_xform_point(&p->pose_a, point);
+    pair_priv *pp = &c->e->pp[p->index];
+    pp->best = 0;
+    pp->la = la;
+    pp->lb = lb;
+    pp->have_best = 1;
+    if (!c->overlap) {
+        c->best_pair = p->index;
+        c->best_la = p->swapped ? lb : la;
+        c->best_lb = p->swapped ? la : lb;
+        c->best_pa = c->best_pb = w;
+    }
+    c->overlap = 1;
+    c->best = 0;
+    c->have_best = 1;
+    if (c->kind == PROX_QUERY_CONTACTS || c->q->contacts) {
+        prox_result *r = c->r;
+        if (c->q->contacts && r->contact_count < c->q->max_contacts) {
+            prox_contact *ct = &c->q->contacts[r->contact_count++];
+            ct->pair = p->index;
+            ct->leaf_a = p->swapped ? lb : la;
+            ct->leaf_b = p->swapped ? la : lb;
+            ct->point = w;
+        } else {
+            r->flags |= PROX_RESULT_CONTACTS_FULL;
+            if (c->kind == PROX_QUERY_CONTACTS)
+                c->done = 1;
+        }
+    }
+    if (c->kind != PROX_QUERY_CONTACTS && c->kind != PROX_QUERY_PENVOL)
+        c->done = 1;
+}
+
+void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 dir_on_b, prox_vec3 point,
+                         uint32_t la, uint32_t lb)
+{
+    if (!(volume > 0.0))
+        return;
+    c->vol_exact += volume;
+    c->overlap = 1;
+    pair_priv *pp = &c->e->pp[p->index];
+    if (!pp->have_best || -volume < pp->best) { /* deepest overlap = best leaf pair */
+        pp->best = -volume;
+        pp->la = la;
+        pp->lb = lb;
+        pp->have_best = 1;
+    }
+    prox_vec3 f = prox_v3_scale(prox_xform_vector(&p->pose_a, dir_on_b), volume);
+    if (p->swapped)
+        f = prox_v3_scale(f, -1.0); /* the caller's B is the handler's A */
+    prox_vec3 wp = prox_xform_point(&p->pose_a, point);
+    prox_vec3 com = prox_xform_point(&pp->caller_pose_b, pp->caller_b->com);
+    c->force = prox_v3_add(c->force, f);
+    c->torque = prox_v3_add(c->torque, prox_v3_cross(prox_v3_sub(wp, com), f));
+}
+
+/* ---- the query ---- */
+
+static int bad_xform(const prox_xform *x)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (!isfinite(x->R.m[i][j]))
+                return 1;
+    return !prox_v3_isfinite(x->t);
+}
+
+int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
+                   prox_result *out)
+{
+    uint64_t t0 = prox_now_ns();
+    memset(out, 0, sizeof *out);
+    out->lower = 0;
+    out->upper = INFINITY;
+    if (!e || !q || (!pairs && pair_count) || pair_count > (e ? e->max_pairs : 0) || q->kind >= PROX_QUERY_KIND_COUNT) {
+        out->flags |= PROX_RESULT_BAD_INPUT;
+        return -1;
+    }
+    for (uint32_t i = 0; i < pair_count; i++)
+        if (!pairs[i].a || !pairs[i].b || bad_xform(&pairs[i].pose_a) || bad_xform(&pairs[i].pose_b)) {
+            out->flags |= PROX_RESULT_BAD_INPUT;
+            return -1;
+        }
+
+    prox_ctx *c = &e->ctx;
+    memset(c, 0, sizeof *c);
+    c->e = e;
+    c->q = q;
+    c->kind = q->kind;
+    c->r = out;
+    c->best = INFINITY;
+    c->dropped_min_key = INFINITY;
+    prox_dpq_clear(&e->q);
+    uint64_t heap_ops0 = e->q.heap_ops;
+
+    /* set up pairs: pick handlers, swap where only (B, A) is registered */
+    for (uint32_t i = 0; i < pair_count; i++) {
+        prox_pairstate *ps = &e->ps[i];
+        pair_priv *pp = &e->pp[i];
+        const prox_object_pair *op = &pairs[i];
+        memset(pp, 0, sizeof *pp);
+        pp->caller_b = op->b;
+        pp->caller_pose_b = op->pose_b;
+        const prox_handler *h = prox_bank_get(e->bank, op->a->type, op->b->type, q->kind);
+        int swapped = 0;
+        if (!h && op->a->type != op->b->type) {
+            h = prox_bank_get(e->bank, op->b->type, op->a->type, q->kind);
+            swapped = h != NULL;
+        }
+        pp->h = h;
+        if (!h)
+            out->flags |= PROX_RESULT_NO_HANDLER;
+        ps->a = swapped ? op->b : op->a;
+        ps->b = swapped ? op->a : op->b;
+        ps->pose_a = swapped ? op->pose_b : op->pose_a;
+        ps->pose_b = swapped ? op->pose_a : op->pose_b;
+        ps->b_in_a = prox_xform_relative(&ps->pose_a, &ps->pose_b);
+        ps->a_in_b = prox_xform_inverse(&ps->b_in_a);
+        ps->index = i;
+        ps->swapped = (uint32_t)swapped;
+        ps->cache = op->cache;
+        ps->query = q;
+    }
+    /* coherence: seed with cached leaf pairs (tight upper bounds first) */
+    if (q->use_cache)
+        for (uint32_t i = 0; i < pair_count; i++) {
+            const prox_handler *h = e->pp[i].h;
+            if (h && h->seed && e->ps[i].cache && e->ps[i].cache->valid)
+                h->seed(c, &e->ps[i]);
+        }
+    /* roots */
+    for (uint32_t i = 0; i < pair_count && !c->done; i++) {
+        const prox_handler *h = e->pp[i].h;
+        if (!h)
+            continue;
+        if (h->root)
+            h->root(c, &e->ps[i]);
+        else if (q->kind == PROX_QUERY_PENVOL)
+            prox_ctx_push_vol(c, &e->ps[i], e->ps[i].a->root, e->ps[i].b->root, 0.0, 0.0, INFINITY);
+        else
+            prox_ctx_push(c, &e->ps[i], e->ps[i].a->root, e->ps[i].b->root, 0.0);
+    }
+
+    uint32_t check_every = q->check_every ? q->check_every : PROX_DEFAULT_CHECK_EVERY;
+    uint32_t since_check = 0;
+    int deadline_hit = 0;
+    prox_item it;
+    const double rel = 1.0 - q->rel_err;
+    while (!c->done) {
+        if (q->deadline_ns && ++since_check >= check_every) {
+            since_check = 0;
+            if (prox_now_ns() >= q->deadline_ns) {
+                deadline_hit = 1;
+                break;
+            }
+        }
+        if (prox_dpq_pop(&e->q, &it) != 0)
+            break;
+        out->queue_pops++;
+        /* prune: a pair that cannot beat the best is dropped for good */
+        if (c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel)
+            continue;
+        if (c->kind == PROX_QUERY_TOLERANCE && it.key >= q->tolerance)
+            continue;
+        const prox_pairstate *ps = &e->ps[it.pair];
+        out->expansions++;
+        e->pp[it.pair].h->expand(c, ps, it.na, it.nb);
+    }
+    out->queue_pushes += 0;
+    (void)heap_ops0;
+
+    /* results and certified bounds */
+    int exhausted = !deadline_hit && prox_dpq_size(&e->q) == 0;
+    double left_min = prox_dpq_min_key(&e->q);
+    if (c->dropped_min_key < left_min)
+        left_min = c->dropped_min_key;
+    switch (c->kind) {
+    case PROX_QUERY_DISTANCE:
+        out->value = c->best;
+        out->upper = c->best;
+        if (c->done) { /* stop_on_overlap */
+            out->lower = c->best < 0 ? c->best : 0.0;
+            out->complete = 1;
+        } else {
+            double lo = c->best * rel;
+            if (!exhausted && left_min < lo)
+                lo = left_min;
+            if (c->dropped_min_key < lo)
+                lo = c->dropped_min_key;
+            out->lower = lo < 0 ? 0 : lo;
+            if (c->best <= 0)
+                out->lower = out->upper = c->best;
+            out->complete = !deadline_hit && !(out->flags & PROX_RESULT_OUT_OF_MEMORY) ? 1 : (out->lower >= out->upper);
+        }
+        break;
+    case PROX_QUERY_COLLIDE:
+    case PROX_QUERY_TOLERANCE:
+        if (c->done) {
+            out->value = out->lower = out->upper = 1;
+            out->complete = 1;
+        } else {
+            int certain = !deadline_hit && !(out->flags & PROX_RESULT_OUT_OF_MEMORY);
+            out->value = 0;
+            out->lower = 0;
+            out->upper = certain ? 0 : 1;
+            out->complete = certain;
+        }
+        if (c->kind == PROX_QUERY_TOLERANCE)
+            out->value = c->done ? 1 : 0;
+        break;
+    case PROX_QUERY_CONTACTS: {
+        int certain = !deadline_hit && !(out->flags & (PROX_RESULT_OUT_OF_MEMORY | PROX_RESULT_CONTACTS_FULL));
+        out->value = out->contact_count;
+        out->lower = out->contact_count;
+        out->upper = certain ? out->contact_count : INFINITY;
+        out->complete = certain;
+        break;
+    }
+    case PROX_QUERY_PENVOL: {
+        double est = c->dropped_est, ub = c->dropped_ub;
+        prox_dpq *dq = &e->q;
+        for (uint32_t i = 0; i < dq->stack_n; i++)
+            est += dq->stack[i].est, ub += dq->stack[i].ub;
+        for (uint32_t i = 0; i < dq->heap_n; i++)
+            est += dq->heap[i].est, ub += dq->heap[i].ub;
+        out->value = c->vol_exact + est;
+        out->lower = c->vol_exact;
+        out->upper = c->vol_exact + ub;
+        out->complete = exhausted && !(out->flags & PROX_RESULT_OUT_OF_MEMORY);
+        out->force = c->force;
+        out->torque = c->torque;
+        break;
+    }
+    default:
+        break;
+    }
+    if (deadline_hit)
+        out->flags |= PROX_RESULT_DEADLINE;
+    if (c->overlap)
+        out->flags |= PROX_RESULT_OVERLAP;
+    if (c->have_best) {
+        out->pair = c->best_pair;
+        out->leaf_a = c->best_la;
+        out->leaf_b = c->best_lb;
+        out->point_a = c->best_pa;
+        out->point_b = c->best_pb;
+    }
+    /* caches and finish hooks */
+    for (uint32_t i = 0; i < pair_count; i++) {
+        pair_priv *pp = &e->pp[i];
+        prox_cache *cache = e->ps[i].cache;
+        if (q->use_cache && cache && pp->have_best) {
+            cache->valid = 1;
+            cache->leaf_a = pp->la;
+            cache->leaf_b = pp->lb;
+            cache->kind = q->kind;
+            cache->last_value = pp->best;
+        }
+        if (pp->h && pp->h->finish)
+            pp->h->finish(c, &e->ps[i]);
+    }
+    out->elapsed_us = (double)(prox_now_ns() - t0) * 1e-3;
+    return 0;
+}
+
+int prox_query_combined(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
+                        prox_result *out)
+{
+    prox_query d = *q;
+    d.kind = PROX_QUERY_DISTANCE;
+    d.stop_on_overlap = 1;
+    if (prox_query_run(e, &d, pairs, pair_count, out) != 0)
+        return -1;
+    if (!(out->flags & PROX_RESULT_OVERLAP))
+        return 0;
+    prox_result first = *out;
+    prox_query v = *q;
+    v.kind = PROX_QUERY_PENVOL;
+    v.stop_on_overlap = 0;
+    if (prox_query_run(e, &v, pairs, pair_count, out) != 0)
+        return -1;
+    out->value = -out->value;
+    double lo = out->lower, up = out->upper;
+    out->lower = -up;
+    out->upper = -lo;
+    out->flags |= PROX_RESULT_OVERLAP | (first.flags & ~PROX_RESULT_OVERLAP);
+    out->expansions += first.expansions;
+    out->node_tests += first.node_tests;
+    out->leaf_tests += first.leaf_tests;
+    out->queue_pushes += first.queue_pushes;
+    out->queue_pops += first.queue_pops;
+    out->dropped += first.dropped;
+    out->elapsed_us += first.elapsed_us;
+    if (out->flags & PROX_RESULT_NO_HANDLER && !(first.flags & PROX_RESULT_NO_HANDLER) && out->expansions == first.expansions) {
+        /* no penetration handler for these types: report the overlap itself */
+        *out = first;
+        out->value = 0;
+        out->flags |= PROX_RESULT_NO_HANDLER;
+    }
+    return 0;
+}

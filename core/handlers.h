@@ -1,0 +1,10 @@
+/* handlers.h - registration of each geometry module's handlers (private).
+ * prox_bank_register_defaults calls every one of these. */
+#ifndef PROX_HANDLERS_H
+#define PROX_HANDLERS_H
+
+#include "prox_engine.h"
+
+void prox_bvh_register(prox_bank *bank); /* bvh_handlers.c: (MESH, MESH) */
+
+#endif
