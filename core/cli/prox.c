@@ -9,7 +9,9 @@ static const struct {
     prox_cli_fn fn;
     const char *usage;
 } commands[] = {
-    /* Each subcommand's line is added when its implementation lands. */
+    {"info", prox_cli_info, "info MESH                      mesh statistics: closed, oriented, volume, bbox"},
+    {"distance", prox_cli_distance, "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist]"},
+    {"collide", prox_cli_collide, "collide A B POSES [--normalize]"},
     {NULL, NULL, NULL},
 };
 

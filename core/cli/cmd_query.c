@@ -1,0 +1,207 @@
+/* cmd_query.c - prox distance / collide / penvol: one query per pose.
+ *
+ * stdout: one line per pose, `value lower upper complete` (%.17g);
+ * stderr, last line: `queries=N median_us=X p99_us=Y max_us=Z` (query time
+ * only, not loading or building). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "geom.h"
+
+typedef struct query_args {
+    const char *a, *b, *poses;
+    int coherent, normalize, ist;
+    double budget_us, rel_err;
+    int spheres;
+} query_args;
+
+static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
+{
+    memset(qa, 0, sizeof *qa);
+    const char *pos[3];
+    int np = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--coherent"))
+            qa->coherent = 1;
+        else if (!strcmp(s, "--normalize"))
+            qa->normalize = 1;
+        else if (!strcmp(s, "--ist"))
+            qa->ist = 1;
+        else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            double v = strtod(argv[++i], &end);
+            if (*end || errno || !(v >= 0) || v > 1e12) {
+                fprintf(stderr, "prox %s: %s needs a non-negative number, got '%s'\n", argv[0], s, argv[i]);
+                return -1;
+            }
+            if (!strcmp(s, "--budget-us"))
+                qa->budget_us = v;
+            else if (!strcmp(s, "--rel-err"))
+                qa->rel_err = v;
+            else
+                qa->spheres = (int)v;
+        } else if (s[0] == '-' && s[1] == '-') {
+            fprintf(stderr, "prox %s: unknown option '%s'\nusage: prox %s\n", argv[0], s, usage);
+            return -1;
+        } else if (np < 3)
+            pos[np++] = s;
+        else {
+            fprintf(stderr, "prox %s: too many arguments\nusage: prox %s\n", argv[0], usage);
+            return -1;
+        }
+    }
+    if (np != 3) {
+        fprintf(stderr, "usage: prox %s\n", usage);
+        return -1;
+    }
+    qa->a = pos[0], qa->b = pos[1], qa->poses = pos[2];
+    return 0;
+}
+
+/* Read every pose of the file; -1 with a message naming file and line. */
+static int read_poses(const char *path, prox_xform **out, size_t *count)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    if (!f) {
+        fprintf(stderr, "prox: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 256, n = 0;
+    prox_xform *v = malloc(sizeof *v * cap);
+    char line[4096];
+    int lineno = 0, rc = 0;
+    while (v && fgets(line, sizeof line, f)) {
+        lineno++;
+        prox_xform x;
+        int r = prox_parse_pose(line, &x);
+        if (r < 0) {
+            fprintf(stderr, "prox: %s:%d: not a pose (want 'tx ty tz qw qx qy qz', finite numbers, non-zero quaternion)\n",
+                    path, lineno);
+            rc = -1;
+            break;
+        }
+        if (r == 0)
+            continue;
+        if (n == cap) {
+            prox_xform *nv = realloc(v, sizeof *v * (cap *= 2));
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[n++] = x;
+    }
+    if (f != stdin)
+        fclose(f);
+    if (!v) {
+        fprintf(stderr, "prox: %s: out of memory\n", path);
+        return -1;
+    }
+    if (rc) {
+        free(v);
+        return -1;
+    }
+    *out = v;
+    *count = n;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void print_timing(double *us, size_t n)
+{
+    if (n == 0) {
+        fprintf(stderr, "queries=0 median_us=0 p99_us=0 max_us=0\n");
+        return;
+    }
+    qsort(us, n, sizeof *us, cmp_double);
+    size_t i99 = (size_t)(0.99 * (double)(n - 1) + 0.5);
+    fprintf(stderr, "queries=%zu median_us=%.3f p99_us=%.3f max_us=%.3f\n", n, us[n / 2], us[i99], us[n - 1]);
+}
+
+static int run_queries(int argc, char **argv, prox_query_kind kind, const char *usage)
+{
+    query_args qa;
+    if (parse_args(argc, argv, &qa, usage))
+        return 2;
+    prox_xform *poses;
+    size_t n;
+    if (read_poses(qa.poses, &poses, &n))
+        return 1;
+    char err[512];
+    cli_geom_opts go = {qa.normalize, qa.ist || kind == PROX_QUERY_PENVOL, qa.spheres};
+    cli_geom A, B;
+    if (cli_geom_load(qa.a, &go, &A, err, sizeof err)) {
+        fprintf(stderr, "prox: %s\n", err);
+        free(poses);
+        return 1;
+    }
+    if (cli_geom_load(qa.b, &go, &B, err, sizeof err)) {
+        fprintf(stderr, "prox: %s\n", err);
+        cli_geom_free(&A);
+        free(poses);
+        return 1;
+    }
+    prox_bank *bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    prox_engine_def def = prox_engine_def_default();
+    def.queue_capacity = 1u << 20;
+    prox_engine *e = prox_engine_create(&def, bank);
+    double *us = malloc(sizeof *us * (n ? n : 1));
+    if (!bank || !e || !us) {
+        fprintf(stderr, "prox: out of memory\n");
+        return 1;
+    }
+    prox_cache cache;
+    memset(&cache, 0, sizeof cache);
+    int status = 0;
+    for (size_t i = 0; i < n; i++) {
+        prox_query q = prox_query_default(kind);
+        q.rel_err = qa.rel_err;
+        q.use_cache = qa.coherent;
+        prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
+        prox_result r;
+        uint64_t t0 = prox_now_ns();
+        if (qa.budget_us > 0)
+            q.deadline_ns = t0 + (uint64_t)(qa.budget_us * 1000.0);
+        int rc = prox_query_run(e, &q, &p, 1, &r);
+        uint64_t t1 = prox_now_ns();
+        us[i] = (double)(t1 - t0) * 1e-3;
+        if (rc != 0 || (r.flags & PROX_RESULT_NO_HANDLER)) {
+            fprintf(stderr, "prox: no %s query between these geometry types\n", argv[0]);
+            status = 1;
+            break;
+        }
+        printf("%.17g %.17g %.17g %d\n", r.value, r.lower, r.upper, r.complete);
+    }
+    print_timing(us, status ? 0 : n);
+    free(us);
+    free(poses);
+    prox_engine_destroy(e);
+    prox_bank_destroy(bank);
+    cli_geom_free(&A);
+    cli_geom_free(&B);
+    return status;
+}
+
+int prox_cli_distance(int argc, char **argv)
+{
+    return run_queries(argc, argv, PROX_QUERY_DISTANCE,
+                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist]");
+}
+
+int prox_cli_collide(int argc, char **argv)
+{
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize]");
+}

@@ -1,0 +1,55 @@
+/* geom.c - load a geometry argument of the prox tool. */
+#include "geom.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "prox_bvh.h"
+
+static int has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && !strcasecmp(path + n - e, ext);
+}
+
+void cli_normalize_mesh(prox_mesh *m)
+{
+    prox_vec3 c = prox_v3_scale(prox_v3_add(m->bbox_min, m->bbox_max), 0.5);
+    double diag = prox_v3_dist(m->bbox_min, m->bbox_max);
+    double s = diag > 0 ? 1.0 / diag : 1.0;
+    prox_mesh_transform(m, s, prox_v3_scale(c, -s));
+}
+
+static void free_bvh(void *p) { prox_bvh_free(p); }
+
+int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    (void)has_ext;
+    prox_mesh *m = NULL;
+    if (prox_mesh_load(path, &m, err, errlen) != 0)
+        return -1;
+    if (o && o->normalize)
+        cli_normalize_mesh(m);
+    prox_bvh *b = prox_bvh_build(m);
+    if (!b) {
+        snprintf(err, errlen, "%s: cannot build a BVH (out of memory?)", path);
+        prox_mesh_free(m);
+        return -1;
+    }
+    out->mesh = m;
+    out->owner = b;
+    out->free_owner = free_bvh;
+    out->tree = prox_bvh_tree(b);
+    return 0;
+}
+
+void cli_geom_free(cli_geom *g)
+{
+    if (g->free_owner)
+        g->free_owner(g->owner);
+    prox_mesh_free(g->mesh);
+    memset(g, 0, sizeof *g);
+}
