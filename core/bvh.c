@@ -56,6 +56,89 @@ double prox_obb_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_v
     return best;
 }
 
+/* Closest distance between segments (squared), no witnesses. */
+static double segseg2(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2)
+{
+    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2), r = prox_v3_sub(p1, p2);
+    double a = prox_v3_dot(d1, d1), e = prox_v3_dot(d2, d2), f = prox_v3_dot(d2, r);
+    double c = prox_v3_dot(d1, r), b = prox_v3_dot(d1, d2);
+    double denom = a * e - b * b, s = 0, t;
+    if (denom > 1e-14 * a * e) {
+        s = (b * f - c * e) / denom;
+        s = s < 0 ? 0 : (s > 1 ? 1 : s);
+    }
+    t = e > 0 ? (b * s + f) / e : 0;
+    if (t < 0) {
+        t = 0;
+        s = a > 0 ? -c / a : 0;
+        s = s < 0 ? 0 : (s > 1 ? 1 : s);
+    } else if (t > 1) {
+        t = 1;
+        s = a > 0 ? (b - c) / a : 0;
+        s = s < 0 ? 0 : (s > 1 ? 1 : s);
+    }
+    prox_vec3 w = prox_v3_sub(prox_v3_madd(p1, d1, s), prox_v3_madd(p2, d2, t));
+    return prox_v3_dot(w, w);
+}
+
+/* distance from p (rectangle coordinates) to the rectangle [-e1,e1]x[-e2,e2]x{0} */
+static double point_rect2(prox_vec3 p, double e1, double e2)
+{
+    double dx = fabs(p.x) - e1, dy = fabs(p.y) - e2;
+    dx = dx > 0 ? dx : 0;
+    dy = dy > 0 ? dy : 0;
+    return dx * dx + dy * dy + p.z * p.z;
+}
+
+/* does segment pq (rectangle coordinates) cross the rectangle? */
+static int seg_crosses_rect(prox_vec3 p, prox_vec3 q, double e1, double e2)
+{
+    if ((p.z > 0 && q.z > 0) || (p.z < 0 && q.z < 0) || p.z == q.z)
+        return 0;
+    double t = p.z / (p.z - q.z);
+    double x = p.x + (q.x - p.x) * t, y = p.y + (q.y - p.y) * t;
+    return fabs(x) <= e1 && fabs(y) <= e2;
+}
+
+double prox_rss_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb)
+{
+    /* B's rectangle in A's box coordinates; A's rectangle in B's */
+    prox_vec3 d = prox_v3_sub(cb, a->c);
+    prox_vec3 cbl = prox_m3_tmul_v(&a->R, d);
+    prox_vec3 v1 = prox_m3_tmul_v(&a->R, prox_m3_col(Rb, 0)), v2 = prox_m3_tmul_v(&a->R, prox_m3_col(Rb, 1));
+    prox_vec3 v3 = prox_v3_cross(v1, v2);
+    double e1 = a->e.x, e2 = a->e.y, f1 = eb.x, f2 = eb.y;
+    prox_vec3 B[4], A[4], Ab[4], Bl[4];
+    for (int k = 0; k < 4; k++) {
+        double s1 = (k == 1 || k == 2) ? 1 : -1, s2 = (k >= 2) ? 1 : -1;
+        B[k] = prox_v3_add(cbl, prox_v3_add(prox_v3_scale(v1, s1 * f1), prox_v3_scale(v2, s2 * f2)));
+        A[k] = prox_v3(s1 * e1, s2 * e2, 0);
+        prox_vec3 w = prox_v3_sub(A[k], cbl);
+        Ab[k] = prox_v3(prox_v3_dot(w, v1), prox_v3_dot(w, v2), prox_v3_dot(w, v3));
+        Bl[k] = B[k];
+    }
+    double best = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        double x = point_rect2(Bl[k], e1, e2);
+        if (x < best)
+            best = x;
+        x = point_rect2(Ab[k], f1, f2);
+        if (x < best)
+            best = x;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (seg_crosses_rect(Bl[k], Bl[(k + 1) & 3], e1, e2) || seg_crosses_rect(Ab[k], Ab[(k + 1) & 3], f1, f2))
+            return -1.0;
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double x = segseg2(A[i], A[(i + 1) & 3], B[j], B[(j + 1) & 3]);
+            if (x < best)
+                best = x;
+        }
+    return sqrt(best) * (1.0 - 1e-12) - a->e.z - eb.z;
+}
+
 /* ---- build ---- */
 
 typedef struct build_ctx {
@@ -101,6 +184,30 @@ static void fit_box(build_ctx *bc, uint32_t *idx, uint32_t n, bvh_node *node)
             lo = prox_v3_min(lo, q);
             hi = prox_v3_max(hi, q);
         }
+    /* order the axes by extent (largest first) so that axes 0 and 1 span
+     * the node's rectangle (the RSS bound) and axis 2 is its thickness */
+    int ord[3] = {0, 1, 2};
+    double ext[3] = {hi.x - lo.x, hi.y - lo.y, hi.z - lo.z};
+    for (int i = 0; i < 2; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (ext[ord[j]] > ext[ord[i]]) {
+                int t = ord[i];
+                ord[i] = ord[j];
+                ord[j] = t;
+            }
+    double lov[3] = {lo.x, lo.y, lo.z}, hiv[3] = {hi.x, hi.y, hi.z};
+    prox_mat3 sorted;
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            sorted.m[i][j] = axes.m[i][ord[j]];
+    prox_vec3 c2 = prox_v3_cross(prox_m3_col(&sorted, 0), prox_m3_col(&sorted, 1));
+    int flip = prox_v3_dot(c2, prox_m3_col(&sorted, 2)) < 0;
+    if (flip)
+        for (int i = 0; i < 3; i++)
+            sorted.m[i][2] = -sorted.m[i][2];
+    axes = sorted;
+    lo = prox_v3(lov[ord[0]], lov[ord[1]], flip ? -hiv[ord[2]] : lov[ord[2]]);
+    hi = prox_v3(hiv[ord[0]], hiv[ord[1]], flip ? -lov[ord[2]] : hiv[ord[2]]);
     prox_vec3 mid = prox_v3_scale(prox_v3_add(lo, hi), 0.5);
     node->R = axes;
     node->c = prox_m3_mul_v(&axes, mid);

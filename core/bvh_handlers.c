@@ -11,15 +11,25 @@
 #include "bvh_internal.h"
 #include "handlers.h"
 
-static inline double node_gap(const prox_bvh *A, const prox_bvh *B, uint32_t na, uint32_t nb, const prox_xform *b_in_a)
+/* Lower bound on the distance between nodes: the sphere and OBB bounds
+ * first (cheap); the tighter RSS bound only when those cannot already
+ * prune the pair against `threshold` (the best distance so far). */
+static inline double node_gap(const prox_bvh *A, const prox_bvh *B, uint32_t na, uint32_t nb, const prox_xform *b_in_a,
+                              double threshold)
 {
     const bvh_node *a = &A->nodes[na], *b = &B->nodes[nb];
     prox_vec3 cb = prox_xform_point(b_in_a, b->c);
-    /* sphere bound first: cheap, and often decides pruning */
     double sg = prox_v3_dist(cb, a->c) - a->radius - b->radius;
+    if (sg >= threshold)
+        return sg;
     prox_mat3 Rb = prox_m3_mul(&b_in_a->R, &b->R);
     double g = prox_obb_gap(a, &Rb, cb, b->e);
-    return g > sg ? g : sg;
+    if (g < sg)
+        g = sg;
+    if (g >= threshold || g <= 0 || threshold == INFINITY)
+        return g;
+    double r = prox_rss_gap(a, &Rb, cb, b->e);
+    return r > g ? r : g;
 }
 
 static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xform *b_in_a, prox_vec3 out[3])
@@ -52,8 +62,9 @@ static void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
     /* descend the larger node (by bounding sphere), or the one that is not a leaf */
     int split_a = lb || (!la && a->radius >= b->radius);
     uint32_t c0 = split_a ? a->left : b->left, c1 = split_a ? a->right : b->right;
-    double g0 = split_a ? node_gap(A, B, c0, nb, &p->b_in_a) : node_gap(A, B, na, c0, &p->b_in_a);
-    double g1 = split_a ? node_gap(A, B, c1, nb, &p->b_in_a) : node_gap(A, B, na, c1, &p->b_in_a);
+    double th = (kind == PROX_QUERY_DISTANCE) ? prox_ctx_best(c) : (kind == PROX_QUERY_TOLERANCE ? p->query->tolerance : 0.0);
+    double g0 = split_a ? node_gap(A, B, c0, nb, &p->b_in_a, th) : node_gap(A, B, na, c0, &p->b_in_a, th);
+    double g1 = split_a ? node_gap(A, B, c1, nb, &p->b_in_a, th) : node_gap(A, B, na, c1, &p->b_in_a, th);
     prox_ctx_count(c, 2, 0);
     /* overlapping boxes bound nothing below 0 */
     g0 = g0 > 0 ? g0 : 0.0;
@@ -99,7 +110,7 @@ static void expand_contacts(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
 static int contained_overlap(prox_ctx *c, const prox_pairstate *p, int report_distance)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
-    double g = node_gap(A, B, 0, 0, &p->b_in_a);
+    double g = node_gap(A, B, 0, 0, &p->b_in_a, 0.0);
     if (g > 0)
         return 0;
     if (A->closed) {

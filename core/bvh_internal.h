@@ -34,4 +34,10 @@ struct prox_bvh {
  * given in a's frame (Rb, cb). Returns <= 0 when the boxes overlap. */
 double prox_obb_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb);
 
+/* Lower bound from the nodes' rectangle swept spheres: each box lies inside
+ * the rectangle of its two largest axes swept by a sphere of its smallest
+ * half extent, so rectangle distance minus both radii bounds the distance
+ * (PQP's RSS, here derived from the fitted box). Tight for flat nodes. */
+double prox_rss_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb);
+
 #endif
