@@ -71,4 +71,36 @@ static inline void dev_close(dev_device *d)
         d->ops->close(d);
 }
 
+/* ---- drivers (open: non-RT; each returns NULL + err on failure) ---- */
+
+/* sim: a handle with mass and damping, pushed by a scripted user: a spring
+ * pulls it toward a target that follows `script` (see drivers/sim.c), and
+ * the forces we write act on it. Time advances with CLOCK_MONOTONIC. */
+typedef struct dev_sim_def {
+    double mass_kg, damping_n_s_per_m;
+    double hand_stiffness_n_per_m, hand_damping_n_s_per_m;
+    prox_vec3 start, amplitude; /* target(t) = start + amplitude * (1 - cos(2 pi f t)) / 2 */
+    double frequency_hz;
+    double max_force_n;
+} dev_sim_def;
+dev_sim_def dev_sim_def_default(void);
+dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen);
+/* Test hook: make the next reading report NaN (a broken sensor). */
+void dev_sim_inject_nan(dev_device *d);
+/* Last force written (for tests), thread-safe. */
+prox_vec3 dev_sim_last_force(dev_device *d);
+
+/* null: a device at the origin that ignores forces. */
+dev_device *dev_null_open(char *err, size_t errlen);
+
+/* replay: plays a trajectory file, lines `t tx ty tz qw qx qy qz` (t in
+ * seconds from start; # comments), holding the last pose at the end. */
+dev_device *dev_replay_open(const char *path, char *err, size_t errlen);
+
+/* osc: the pose comes from an external program (/device/pose on hapticd's
+ * OSC port, fed in with dev_osc_set_pose), forces go back as /device/force
+ * fx fy fz tx ty tz datagrams to host:port. */
+dev_device *dev_osc_open(const char *host, int port, char *err, size_t errlen);
+void dev_osc_set_pose(dev_device *d, const prox_xform *pose, uint32_t buttons); /* any non-RT thread */
+
 #endif

@@ -22,6 +22,7 @@
 
 #include "dev_device.h"
 #include "prox_math.h"
+#include "rt_objects.h"
 
 #define RT_NAME_MAX 32 /* object names, including the terminating NUL */
 
@@ -80,6 +81,10 @@ void rt_service_destroy(rt_service *s);
  * thread (may take seconds), then hands the object to the RT thread. */
 int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
                            size_t errlen);
+/* Add an object built by the caller (rt_object_from_mesh...); the service
+ * takes ownership on success (obj is cleared), the caller keeps it on failure. */
+int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err,
+                          size_t errlen);
 int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t errlen);
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen);
 /* Which object the device moves. */
@@ -143,6 +148,8 @@ typedef struct rt_status {
     int forces_enabled, fault;
     double distance_m, penvol_m3;
     prox_vec3 force_n;
+    uint64_t telemetry_received, telemetry_gaps; /* gaps: sequence numbers never seen */
+    uint64_t faults, watchdog_fired;
     const char *rt_note; /* why RT was degraded, or "" */
 } rt_status;
 

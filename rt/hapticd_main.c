@@ -1,0 +1,332 @@
+/* hapticd_main.c - the hapticd executable: options, scene, status lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dev_device.h"
+#include "prox.h"
+#include "rt_osc.h"
+#include "rt_service.h"
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hapticd [options]\n"
+            "\n"
+            "Real-time haptic collision service: a 1 kHz loop reads the device, queries the tool\n"
+            "against the scene (distance / penetration volume under a time budget) and writes force.\n"
+            "\n"
+            "scene:\n"
+            "  --demo                 built-in demo scene (procedural, no files needed) with the sim device\n"
+            "  --load NAME=PATH       load a mesh, .ist or .vox as object NAME (repeatable)\n"
+            "  --pose NAME=tx,ty,tz,qw,qx,qy,qz  place object NAME\n"
+            "  --tool NAME            the object the device moves\n"
+            "device:\n"
+            "  --driver sim|null|osc|replay:FILE   (default sim)\n"
+            "  --osc-device-port P    with --driver osc: where /device/force goes (127.0.0.1:P)\n"
+            "loop:\n"
+            "  --rate HZ              loop rate (default 1000)\n"
+            "  --budget-us US         query budget per cycle (default 300)\n"
+            "  --cpu N                pin the loop to CPU N\n"
+            "  --priority P           SCHED_FIFO priority (default 80; 0 = none)\n"
+            "  --duration S           stop after S seconds (default: until Ctrl-C)\n"
+            "rendering and safety:\n"
+            "  --stiffness K          N per m^3 of penetration volume\n"
+            "  --max-force N          force limit in newtons\n"
+            "  --max-torque NM        torque limit\n"
+            "control and output:\n"
+            "  --osc-addr A           OSC control address (default 127.0.0.1)\n"
+            "  --osc-port P           OSC control port (default 57130; 0 = any free port)\n"
+            "  --no-osc               no OSC server\n"
+            "  --record FILE          record telemetry\n"
+            "  --stats-json FILE      write final statistics as JSON\n"
+            "  --quiet                no status lines\n"
+            "  -h, --help\n");
+}
+
+static int parse_pose_arg(const char *s, prox_xform *out)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = ' ';
+    return prox_parse_pose(buf, out) == 1 ? 0 : -1;
+}
+
+static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
+{
+    struct {
+        const char *name;
+        prox_mesh *mesh;
+        prox_vec3 at;
+    } objs[] = {
+        {"floor", prox_mesh_make_box(prox_v3(0.25, 0.25, 0.02)), prox_v3(0, 0, -0.08)},
+        {"ball", prox_mesh_make_sphere(0.05, 3), prox_v3(0.0, 0.0, 0.0)},
+        {"ring", prox_mesh_make_torus(0.08, 0.015, 48, 16), prox_v3(0.12, 0.0, -0.04)},
+        {"tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.15)},
+    };
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+        rt_object o;
+        if (!objs[i].mesh || rt_object_from_mesh(objs[i].mesh, 1, &o, err, errlen) != 0)
+            return -1;
+        prox_xform pose = prox_xform_from_pose(objs[i].at, prox_quat_identity());
+        if (rt_service_add_object(svc, objs[i].name, &o, &pose, err, errlen) != 0) {
+            rt_object_free(&o);
+            return -1;
+        }
+    }
+    return rt_service_set_tool(svc, "tool", err, errlen);
+}
+
+static void osc_pose_to_device(void *user, const prox_xform *pose, uint32_t buttons)
+{
+    dev_osc_set_pose(user, pose, buttons);
+}
+
+static void write_stats_json(const char *path, const rt_status *st)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "hapticd: %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f,
+            "{\n  \"cycles\": %llu,\n  \"overruns\": %llu,\n  \"rate_hz\": %.3f,\n  \"realtime\": %d,\n  \"memlocked\": %d,\n"
+            "  \"latency_us\": {\"min\": %.3f, \"avg\": %.3f, \"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.3f},\n"
+            "  \"query_us\": {\"p99\": %.1f, \"max\": %.1f, \"budget\": %.1f, \"overshoot_max\": %.3f},\n"
+            "  \"drops\": {\"commands\": %llu, \"voxels\": %llu, \"telemetry\": %llu},\n"
+            "  \"telemetry\": {\"received\": %llu, \"gaps\": %llu},\n  \"faults\": %llu,\n  \"watchdog_fired\": %llu,\n"
+            "  \"note\": \"%s\"\n}\n",
+            (unsigned long long)st->cycles, (unsigned long long)st->overruns, st->rate_hz, st->realtime, st->memlocked,
+            st->latency_min_us, st->latency_avg_us, st->latency_p50_us, st->latency_p99_us, st->latency_p999_us,
+            st->latency_max_us, st->query_p99_us, st->query_max_us, st->budget_us, st->budget_overshoot_max_us,
+            (unsigned long long)st->cmd_drops, (unsigned long long)st->voxel_drops, (unsigned long long)st->telemetry_drops,
+            (unsigned long long)st->telemetry_received, (unsigned long long)st->telemetry_gaps,
+            (unsigned long long)st->faults, (unsigned long long)st->watchdog_fired, st->rt_note ? st->rt_note : "");
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    rt_config cfg = rt_config_default();
+    const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL;
+    int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131;
+    double duration = 0;
+    const char *loads[64], *poses[64];
+    int nloads = 0, nposes = 0;
+    enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP };
+    static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
+                                         {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
+                                         {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
+                                         {"budget-us", required_argument, 0, O_BUDGET}, {"cpu", required_argument, 0, O_CPU},
+                                         {"priority", required_argument, 0, O_PRIO}, {"duration", required_argument, 0, O_DUR},
+                                         {"stiffness", required_argument, 0, O_STIFF}, {"max-force", required_argument, 0, O_MAXF},
+                                         {"max-torque", required_argument, 0, O_MAXT}, {"osc-addr", required_argument, 0, O_OSCA},
+                                         {"osc-port", required_argument, 0, O_OSCP}, {"no-osc", no_argument, 0, O_NOOSC},
+                                         {"record", required_argument, 0, O_REC}, {"stats-json", required_argument, 0, O_JSON},
+                                         {"quiet", no_argument, 0, O_QUIET}, {"osc-device-port", required_argument, 0, O_ODP},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end = NULL;
+        double v = optarg ? strtod(optarg, &end) : 0;
+        int numeric_bad = optarg && (end == optarg || *end || !isfinite(v));
+        switch (c) {
+        case O_DEMO: demo = 1; break;
+        case O_LOAD:
+            if (nloads < 64)
+                loads[nloads++] = optarg;
+            break;
+        case O_POSE:
+            if (nposes < 64)
+                poses[nposes++] = optarg;
+            break;
+        case O_TOOL: tool = optarg; break;
+        case O_DRIVER: driver = optarg; break;
+        case O_OSCA: osc_addr = optarg; break;
+        case O_NOOSC: no_osc = 1; break;
+        case O_REC: record = optarg; break;
+        case O_JSON: stats_json = optarg; break;
+        case O_QUIET: quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            if (c >= O_RATE && c <= O_ODP && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET) {
+                if (numeric_bad) {
+                    fprintf(stderr, "hapticd: --%s needs a number, got '%s'\n", opts[c - O_DEMO].name, optarg);
+                    return 2;
+                }
+                if (c == O_RATE) cfg.rate_hz = v;
+                else if (c == O_BUDGET) cfg.budget_us = v;
+                else if (c == O_CPU) cfg.cpu = (int)v;
+                else if (c == O_PRIO) cfg.priority = (int)v;
+                else if (c == O_DUR) duration = v;
+                else if (c == O_STIFF) cfg.gains.stiffness_n_per_m3 = v;
+                else if (c == O_MAXF) cfg.limits.max_force_n = v;
+                else if (c == O_MAXT) cfg.limits.max_torque_nm = v;
+                else if (c == O_OSCP) osc_port = (int)v;
+                else if (c == O_ODP) osc_dev_port = (int)v;
+                break;
+            }
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hapticd: unexpected argument '%s' (hapticd --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!demo && nloads == 0) {
+        fprintf(stderr, "hapticd: no scene: give --demo or --load NAME=PATH (hapticd --help)\n");
+        return 2;
+    }
+    char err[512];
+    dev_device *dev = NULL;
+    if (!strcmp(driver, "sim"))
+        dev = dev_sim_open(NULL, err, sizeof err);
+    else if (!strcmp(driver, "null"))
+        dev = dev_null_open(err, sizeof err);
+    else if (!strcmp(driver, "osc"))
+        dev = dev_osc_open("127.0.0.1", osc_dev_port, err, sizeof err);
+    else if (!strncmp(driver, "replay:", 7))
+        dev = dev_replay_open(driver + 7, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "unknown driver '%s' (sim, null, osc, replay:FILE)", driver);
+    if (!dev) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        return 1;
+    }
+    rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+    if (!svc) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        dev_close(dev);
+        return 1;
+    }
+    int status = 0;
+    if (demo && add_demo_scene(svc, err, sizeof err) != 0) {
+        fprintf(stderr, "hapticd: demo scene: %s\n", err);
+        status = 1;
+    }
+    for (int i = 0; i < nloads && !status; i++) {
+        char name[RT_NAME_MAX + 1];
+        const char *eq = strchr(loads[i], '=');
+        if (!eq || eq == loads[i] || (size_t)(eq - loads[i]) >= sizeof name - 1) {
+            fprintf(stderr, "hapticd: --load wants NAME=PATH, got '%s'\n", loads[i]);
+            status = 2;
+            break;
+        }
+        memcpy(name, loads[i], (size_t)(eq - loads[i]));
+        name[eq - loads[i]] = 0;
+        if (!quiet)
+            fprintf(stderr, "hapticd: loading %s from %s\n", name, eq + 1);
+        if (rt_service_load_object(svc, name, eq + 1, NULL, err, sizeof err) != 0) {
+            fprintf(stderr, "hapticd: %s\n", err);
+            status = 1;
+        }
+    }
+    for (int i = 0; i < nposes && !status; i++) {
+        char name[RT_NAME_MAX + 1];
+        const char *eq = strchr(poses[i], '=');
+        prox_xform x;
+        if (!eq || (size_t)(eq - poses[i]) >= sizeof name - 1 || parse_pose_arg(eq + 1, &x)) {
+            fprintf(stderr, "hapticd: --pose wants NAME=tx,ty,tz,qw,qx,qy,qz, got '%s'\n", poses[i]);
+            status = 2;
+            break;
+        }
+        memcpy(name, poses[i], (size_t)(eq - poses[i]));
+        name[eq - poses[i]] = 0;
+        if (rt_service_set_pose(svc, name, &x, err, sizeof err)) {
+            fprintf(stderr, "hapticd: %s\n", err);
+            status = 1;
+        }
+    }
+    if (!status && tool && rt_service_set_tool(svc, tool, err, sizeof err)) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        status = 1;
+    }
+    rt_osc *osc = NULL;
+    if (!status && !no_osc) {
+        osc = rt_osc_create(svc, osc_addr, osc_port, err, sizeof err);
+        if (!osc) {
+            fprintf(stderr, "hapticd: %s\n", err);
+            status = 1;
+        } else if (!strcmp(driver, "osc"))
+            rt_osc_set_pose_input(osc, osc_pose_to_device, dev);
+    }
+    if (!status && record && rt_service_record_start(svc, record, err, sizeof err)) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        status = 1;
+    }
+    if (!status && rt_service_start(svc, err, sizeof err)) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        status = 1;
+    }
+    if (!status && osc && rt_osc_start(osc, err, sizeof err)) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        status = 1;
+    }
+    if (!status) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        if (!quiet)
+            fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC %s%s%d; Ctrl-C stops\n", cfg.rate_hz, driver,
+                    osc ? osc_addr : "off", osc ? ":" : "", osc ? rt_osc_port(osc) : 0);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double next_line = 1.0;
+        while (!interrupted) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            struct timespec t1;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            if (el >= next_line) {
+                next_line += 1.0;
+                rt_status st;
+                rt_service_status(svc, &st);
+                if (!quiet) {
+                    printf("t=%3.0fs rate=%7.1fHz wake p99=%4.0fus max=%6.1fus overruns=%llu query p99=%4.0fus "
+                           "dist=%8.5fm penvol=%.3gm3 force=%6.3fN%s\n",
+                           el, st.rate_hz, st.latency_p99_us, st.latency_max_us, (unsigned long long)st.overruns,
+                           st.query_p99_us, st.distance_m, st.penvol_m3, prox_v3_len(st.force_n), st.fault ? " FAULT" : "");
+                    fflush(stdout);
+                }
+            }
+            if (duration > 0 && el >= duration)
+                break;
+        }
+        rt_osc_stop(osc);
+        rt_service_stop(svc);
+        rt_status st;
+        rt_service_status(svc, &st);
+        fprintf(stderr,
+                "hapticd: %llu cycles, %llu overruns, wake-up latency min %.1f avg %.1f p99 %.0f max %.1f us, query p99 %.0f us "
+                "(budget %.0f us, worst overshoot %.1f us), drops: %llu cmd %llu voxel %llu telemetry, faults %llu\n",
+                (unsigned long long)st.cycles, (unsigned long long)st.overruns, st.latency_min_us, st.latency_avg_us,
+                st.latency_p99_us, st.latency_max_us, st.query_p99_us, st.budget_us, st.budget_overshoot_max_us,
+                (unsigned long long)st.cmd_drops, (unsigned long long)st.voxel_drops, (unsigned long long)st.telemetry_drops,
+                (unsigned long long)st.faults);
+        if (stats_json)
+            write_stats_json(stats_json, &st);
+    }
+    rt_osc_destroy(osc);
+    rt_service_destroy(svc);
+    dev_close(dev);
+    return status;
+}

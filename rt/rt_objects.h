@@ -1,0 +1,34 @@
+/* rt_objects.h - scene objects of the service: a tree plus what owns it.
+ *
+ * Built and freed on non-RT threads; the RT thread only sees `tree`.
+ * Meshes become inner sphere trees when the IST module is present (they
+ * carry penetration volume), mesh BVHs otherwise; `.ist` files load inner
+ * sphere trees; `.vox` files voxel maps. */
+#ifndef RT_OBJECTS_H
+#define RT_OBJECTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prox.h"
+
+typedef struct rt_object {
+    const prox_tree *tree;
+    void *owner;
+    void (*free_owner)(void *owner);
+    uint32_t type; /* prox_tree_type */
+} rt_object;
+
+struct rt_voxel_update;
+
+int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen);
+/* Takes ownership of the mesh. want_ist: build an inner sphere tree. */
+int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen);
+void rt_object_free(rt_object *o);
+/* Why these voxel updates cannot apply to o (not a voxel map, cell out of
+ * range, unknown class), or NULL. Non-RT. */
+const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_update *u, uint32_t count);
+/* Apply one checked update (RT thread, between queries). RT safe. */
+void rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u);
+
+#endif

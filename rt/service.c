@@ -1,0 +1,1044 @@
+/* service.c - the hapticd service: RT loop, handoff, housekeeping, watchdog.
+ *
+ * Threads:
+ *  - RT thread (rt_loop): owns the live scene; every period it drains
+ *    commands and voxel updates (bounded), reads the device, moves the tool
+ *    proxy (virtual coupling), runs the combined query under the remaining
+ *    budget, renders force and torque, applies safety, writes the device and
+ *    pushes telemetry. It never allocates, locks or prints.
+ *  - housekeeping (non-RT): drains telemetry (listeners, recording, status),
+ *    frees objects the RT thread has released.
+ *  - watchdog (non-RT): zeroes the device output if the loop stalls.
+ *  - callers (main, OSC): control functions push commands under `ctl_lock`
+ *    (producers only; the RT thread never takes it).
+ *
+ * Reclamation: removing an object sends REMOVE; the RT thread drops its
+ * reference and answers on the release ring with the slot; only then does
+ * housekeeping free it. The RT thread holds no reference across cycles
+ * other than its scene slots, so the answer is a quiescent-state proof (the
+ * same guarantee an epoch scheme gives, with one reader and no grace
+ * periods to track).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prox.h"
+#include "rt_objects.h"
+#include "rt_ring.h"
+#include "rt_service.h"
+
+#define LAT_BINS 20000 /* 1 us bins; the last bin collects everything above */
+
+enum rt_cmd_type { CMD_ADD = 1, CMD_REMOVE, CMD_POSE, CMD_TOOL, CMD_BUDGET, CMD_GAINS, CMD_LIMITS, CMD_FORCES };
+
+typedef struct rt_cmd {
+    uint32_t type, slot;
+    const prox_tree *tree;
+    prox_xform pose;
+    double v[8];
+} rt_cmd;
+
+typedef struct rt_vox_msg {
+    uint32_t slot;
+    rt_voxel_update u;
+} rt_vox_msg;
+
+typedef struct rt_slot { /* RT side */
+    const prox_tree *tree;
+    prox_xform pose;
+    prox_cache cache;
+    int active;
+} rt_slot;
+
+typedef struct nrt_object { /* non-RT registry */
+    char name[RT_NAME_MAX];
+    int used;     /* name taken (also while being removed) */
+    int removing; /* REMOVE sent, waiting for the RT thread's release */
+    rt_object obj;
+} nrt_object;
+
+typedef struct listener {
+    rt_telemetry_fn fn;
+    void *user;
+} listener;
+
+struct rt_service {
+    rt_config cfg;
+    dev_device *dev;
+    /* rings */
+    rt_ring cmd, vox, tel, rel;
+    /* RT state (RT thread only while running) */
+    rt_slot *slots;
+    int tool_slot;
+    double budget_us;
+    rt_gains gains;
+    rt_limits limits;
+    int forces_on;
+    double ramp;     /* 0..1 */
+    prox_vec3 proxy_x, proxy_v;
+    int proxy_init;
+    prox_vec3 last_force;
+    prox_engine *engine;
+    prox_bank *bank;
+    prox_object_pair *pairs;
+    uint64_t seq;
+    /* shared counters (atomics) */
+    atomic_uint_fast64_t cycles, overruns, heartbeat, faults, watchdog_fired, cmd_drops_rt;
+    atomic_uint_fast64_t lat_sum_ns, lat_min_ns, lat_max_ns;
+    atomic_uint lat_hist[LAT_BINS];
+    atomic_uint query_hist[LAT_BINS];
+    atomic_uint_fast64_t overshoot_max_ns;
+    atomic_int running, stop, fault_now;
+    /* threads */
+    pthread_t rt_thread, hk_thread, wd_thread;
+    int rt_started, hk_started, wd_started;
+    int realtime, memlocked, pinned;
+    char rt_note[160];
+    uint64_t start_ns;
+    /* non-RT */
+    pthread_mutex_t ctl_lock; /* command producers, registry */
+    nrt_object *objects;
+    pthread_mutex_t tel_lock; /* listeners, recording, last telemetry */
+    listener listeners[16];
+    int listener_count;
+    FILE *record;
+    rt_telemetry last_tel;
+    uint64_t tel_received, tel_gaps;
+    /* non-RT mirrors of RT parameters, for status (under ctl_lock) */
+    double budget_mirror_us;
+    int forces_mirror;
+    char tool_mirror[RT_NAME_MAX];
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+rt_config rt_config_default(void)
+{
+    rt_config c;
+    memset(&c, 0, sizeof c);
+    c.rate_hz = 1000;
+    c.budget_us = 300;
+    c.cpu = -1;
+    c.priority = 80;
+    c.cmd_ring_capacity = 1024;
+    c.voxel_ring_capacity = 1u << 18;
+    c.telemetry_ring_capacity = 8192;
+    c.max_objects = 64;
+    c.max_cmds_per_cycle = 64;
+    c.max_voxels_per_cycle = 20000;
+    c.queue_capacity = 1u << 16;
+    c.gains.stiffness_n_per_m3 = 2.0e6;
+    c.gains.margin_m = 0.005;
+    c.gains.margin_stiffness_n_per_m = 400;
+    c.gains.damping_n_s_per_m = 2.0;
+    c.gains.coupling_k_n_per_m = 800;
+    c.gains.coupling_b_n_s_per_m = 4.0;
+    c.gains.torque_scale = 1.0;
+    c.limits.max_force_n = 8.0;
+    c.limits.max_torque_nm = 0.4;
+    c.limits.max_force_rate_n_per_cycle = 0.5;
+    c.limits.ramp_s = 0.5;
+    c.limits.watchdog_ms = 50;
+    c.limits.stale_device_ms = 20;
+    return c;
+}
+
+static int gains_ok(const rt_gains *g)
+{
+    const double *v = &g->stiffness_n_per_m3;
+    for (size_t i = 0; i < sizeof *g / sizeof(double); i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            return 0;
+    return 1;
+}
+
+static int limits_ok(const rt_limits *l)
+{
+    const double *v = &l->max_force_n;
+    for (size_t i = 0; i < sizeof *l / sizeof(double); i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            return 0;
+    return l->watchdog_ms > 0 && l->stale_device_ms > 0;
+}
+
+/* ---- the RT cycle ---- */
+
+static void apply_cmd(rt_service *s, const rt_cmd *c)
+{
+    switch (c->type) {
+    case CMD_ADD:
+        s->slots[c->slot].tree = c->tree;
+        s->slots[c->slot].pose = c->pose;
+        memset(&s->slots[c->slot].cache, 0, sizeof s->slots[c->slot].cache);
+        s->slots[c->slot].active = 1;
+        break;
+    case CMD_REMOVE: {
+        s->slots[c->slot].active = 0;
+        s->slots[c->slot].tree = NULL;
+        if (s->tool_slot == (int)c->slot)
+            s->tool_slot = -1;
+        uint32_t slot = c->slot;
+        while (rt_ring_push(&s->rel, &slot) != 0) {
+            /* the release ring is sized to max_objects: it cannot be full */
+            break;
+        }
+        break;
+    }
+    case CMD_POSE:
+        s->slots[c->slot].pose = c->pose;
+        if ((int)c->slot == s->tool_slot)
+            s->proxy_init = 0;
+        break;
+    case CMD_TOOL:
+        s->tool_slot = (int)c->slot;
+        s->proxy_init = 0;
+        break;
+    case CMD_BUDGET:
+        s->budget_us = c->v[0];
+        break;
+    case CMD_GAINS:
+        memcpy(&s->gains, c->v, sizeof s->gains);
+        break;
+    case CMD_LIMITS:
+        memcpy(&s->limits, c->v, sizeof s->limits);
+        break;
+    case CMD_FORCES:
+        s->forces_on = c->v[0] != 0;
+        if (!s->forces_on)
+            s->ramp = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+static prox_vec3 clamp_len(prox_vec3 v, double max)
+{
+    double l = prox_v3_len(v);
+    return l > max && l > 0 ? prox_v3_scale(v, max / l) : v;
+}
+
+static void hist_add(atomic_uint *h, double us)
+{
+    int b = us < 0 ? 0 : (us >= LAT_BINS - 1 ? LAT_BINS - 1 : (int)us);
+    atomic_fetch_add_explicit(&h[b], 1, memory_order_relaxed);
+}
+
+static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
+{
+    /* 1. commands and voxel updates, bounded */
+    rt_cmd c;
+    for (uint32_t i = 0; i < s->cfg.max_cmds_per_cycle && rt_ring_pop(&s->cmd, &c) == 0; i++)
+        apply_cmd(s, &c);
+    rt_vox_msg vm;
+    for (uint32_t i = 0; i < s->cfg.max_voxels_per_cycle && rt_ring_pop(&s->vox, &vm) == 0; i++)
+        if (s->slots[vm.slot].active)
+            rt_object_voxel_apply(s->slots[vm.slot].tree, &vm.u);
+
+    /* 2. device */
+    dev_state st;
+    int fault = dev_read(s->dev, &st) != 0;
+    double dt_dev_ms = (double)((int64_t)(cycle_start - st.time_ns)) * 1e-6;
+    if (!fault && (!prox_v3_isfinite(st.position) || !prox_v3_isfinite(st.linear_velocity) || !isfinite(st.orientation.w) ||
+                   !isfinite(st.orientation.x) || !isfinite(st.orientation.y) || !isfinite(st.orientation.z)))
+        fault = 1;
+    if (!fault && dt_dev_ms > s->limits.stale_device_ms)
+        fault = 1;
+
+    rt_telemetry t;
+    memset(&t, 0, sizeof t);
+    t.seq = s->seq++;
+    t.time_s = (double)(cycle_start - s->start_ns) * 1e-9;
+    prox_vec3 f_dev = {0, 0, 0}, tq_dev = {0, 0, 0};
+    double distance = INFINITY, penvol = 0, query_us = 0;
+    int contact = 0, incomplete = 0;
+
+    if (!fault) {
+        /* 3. virtual coupling: a proxy tool follows the device through a
+         * spring-damper and is pushed by the contact forces */
+        if (!s->proxy_init) {
+            s->proxy_x = st.position;
+            s->proxy_v = st.linear_velocity;
+            s->proxy_init = 1;
+        }
+        const rt_gains *g = &s->gains;
+        prox_vec3 f_couple = prox_v3_add(prox_v3_scale(prox_v3_sub(st.position, s->proxy_x), g->coupling_k_n_per_m),
+                                         prox_v3_scale(prox_v3_sub(st.linear_velocity, s->proxy_v), g->coupling_b_n_s_per_m));
+        prox_vec3 f_contact = {0, 0, 0}, tq_contact = {0, 0, 0};
+        /* 4. query the tool against every other object, one forest */
+        if (s->tool_slot >= 0 && s->slots[s->tool_slot].active) {
+            rt_slot *tool = &s->slots[s->tool_slot];
+            prox_xform tool_pose = prox_xform_from_pose(s->proxy_x, st.orientation);
+            uint32_t n = 0;
+            for (uint32_t i = 0; i < s->cfg.max_objects; i++) {
+                if (!s->slots[i].active || (int)i == s->tool_slot)
+                    continue;
+                prox_object_pair *p = &s->pairs[n++];
+                p->a = s->slots[i].tree;
+                p->b = tool->tree;
+                p->pose_a = s->slots[i].pose;
+                p->pose_b = tool_pose;
+                p->cache = &s->slots[i].cache;
+            }
+            if (n) {
+                prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+                uint64_t q0 = now_ns();
+                q.deadline_ns = q0 + (uint64_t)(s->budget_us * 1000.0);
+                prox_result r;
+                int rc = prox_query_combined(s->engine, &q, s->pairs, n, &r);
+                uint64_t q1 = now_ns();
+                query_us = (double)(q1 - q0) * 1e-3;
+                hist_add(s->query_hist, query_us);
+                if (q1 > q.deadline_ns) {
+                    uint64_t over = q1 - q.deadline_ns, prev = atomic_load_explicit(&s->overshoot_max_ns, memory_order_relaxed);
+                    if (over > prev)
+                        atomic_store_explicit(&s->overshoot_max_ns, over, memory_order_relaxed);
+                }
+                if (rc != 0 || !isfinite(r.value) || !prox_v3_isfinite(r.force)) {
+                    fault = 1;
+                } else {
+                    incomplete = !r.complete;
+                    if (r.flags & PROX_RESULT_OVERLAP) {
+                        contact = 1;
+                        distance = 0;
+                        penvol = -r.value;
+                        f_contact = prox_v3_scale(r.force, g->stiffness_n_per_m3);
+                        tq_contact = prox_v3_scale(r.torque, g->stiffness_n_per_m3 * g->torque_scale);
+                        f_contact = prox_v3_madd(f_contact, s->proxy_v, -g->damping_n_s_per_m);
+                    } else {
+                        distance = r.value;
+                        if (r.value < g->margin_m) {
+                            prox_vec3 nrm = prox_v3_normalize(prox_v3_sub(r.point_b, r.point_a));
+                            f_contact = prox_v3_scale(nrm, g->margin_stiffness_n_per_m * (g->margin_m - r.value));
+                            f_contact = prox_v3_madd(f_contact, nrm, -g->damping_n_s_per_m * prox_v3_dot(s->proxy_v, nrm));
+                            contact = 1;
+                        }
+                    }
+                }
+            }
+        }
+        if (!fault) {
+            /* proxy dynamics (mass 0.05 kg, semi-implicit Euler) */
+            const double m = 0.05;
+            prox_vec3 acc = prox_v3_scale(prox_v3_add(f_couple, f_contact), 1.0 / m);
+            s->proxy_v = prox_v3_madd(s->proxy_v, acc, period_s);
+            s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, period_s);
+            f_dev = prox_v3_scale(f_couple, -1.0); /* the device feels the coupling spring */
+            tq_dev = tq_contact;
+        }
+    }
+
+    /* 5. safety: whatever the geometry says */
+    double fmax = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
+    double tmax = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
+    if (fault || !s->forces_on || atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+        f_dev = prox_v3(0, 0, 0);
+        tq_dev = prox_v3(0, 0, 0);
+        s->ramp = 0;
+        if (fault) {
+            atomic_fetch_add_explicit(&s->faults, 1, memory_order_relaxed);
+            s->proxy_init = 0;
+        }
+    } else {
+        if (s->limits.ramp_s > 0) {
+            s->ramp += period_s / s->limits.ramp_s;
+            if (s->ramp > 1)
+                s->ramp = 1;
+        } else
+            s->ramp = 1;
+        f_dev = prox_v3_scale(f_dev, s->ramp);
+        tq_dev = prox_v3_scale(tq_dev, s->ramp);
+        prox_vec3 fc = clamp_len(f_dev, fmax);
+        if (fc.x != f_dev.x || fc.y != f_dev.y || fc.z != f_dev.z)
+            t.flags |= RT_TEL_CLAMPED;
+        f_dev = fc;
+        tq_dev = clamp_len(tq_dev, tmax);
+        /* rate limit per cycle */
+        prox_vec3 df = prox_v3_sub(f_dev, s->last_force);
+        if (s->limits.max_force_rate_n_per_cycle > 0 && prox_v3_len(df) > s->limits.max_force_rate_n_per_cycle) {
+            f_dev = prox_v3_add(s->last_force, clamp_len(df, s->limits.max_force_rate_n_per_cycle));
+            t.flags |= RT_TEL_CLAMPED;
+        }
+    }
+    if (!prox_v3_isfinite(f_dev) || !prox_v3_isfinite(tq_dev)) {
+        f_dev = tq_dev = prox_v3(0, 0, 0);
+        fault = 1;
+    }
+    s->last_force = f_dev;
+    dev_command cmd = {f_dev, tq_dev, 0.0};
+    if (dev_write(s->dev, &cmd) != 0)
+        fault = 1;
+    atomic_store_explicit(&s->fault_now, fault, memory_order_relaxed);
+
+    /* 6. telemetry */
+    t.tool_pos = s->proxy_init ? s->proxy_x : st.position;
+    t.tool_rot = st.orientation;
+    t.force_n = f_dev;
+    t.torque_nm = tq_dev;
+    t.distance_m = isfinite(distance) ? distance : -1.0;
+    t.penvol_m3 = penvol;
+    t.query_us = query_us;
+    if (contact)
+        t.flags |= RT_TEL_CONTACT;
+    if (incomplete)
+        t.flags |= RT_TEL_QUERY_INCOMPLETE;
+    if (fault)
+        t.flags |= RT_TEL_FAULT;
+    rt_ring_push(&s->tel, &t); /* a full ring is counted by the ring */
+}
+
+static void prefault_stack(void)
+{
+    volatile unsigned char buf[256 * 1024];
+    for (size_t i = 0; i < sizeof buf; i += 4096)
+        buf[i] = 0;
+}
+
+static void *rt_main(void *arg)
+{
+    rt_service *s = arg;
+    prefault_stack();
+    const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);
+    const double period_s = (double)period * 1e-9;
+    uint64_t next = now_ns() + period;
+    uint64_t lat_min = UINT64_MAX, lat_max = 0;
+    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        uint64_t woke = now_ns();
+        uint64_t lat = woke > next ? woke - next : 0;
+        if (lat < lat_min)
+            lat_min = lat;
+        if (lat > lat_max)
+            lat_max = lat;
+        atomic_store_explicit(&s->lat_min_ns, lat_min, memory_order_relaxed);
+        atomic_store_explicit(&s->lat_max_ns, lat_max, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->lat_sum_ns, lat, memory_order_relaxed);
+        hist_add(s->lat_hist, (double)lat * 1e-3);
+        rt_cycle(s, woke, period_s);
+        atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->heartbeat, 1, memory_order_release);
+        next += period;
+        uint64_t done = now_ns();
+        if (done > next) {
+            /* late: skip the missed cycles instead of bursting to catch up */
+            uint64_t missed = (done - next) / period + 1;
+            atomic_fetch_add_explicit(&s->overruns, missed, memory_order_relaxed);
+            next += missed * period;
+        }
+    }
+    /* shutdown: zero output within this cycle */
+    dev_command zero = {{0, 0, 0}, {0, 0, 0}, 0};
+    dev_write(s->dev, &zero);
+    return NULL;
+}
+
+/* ---- housekeeping and watchdog ---- */
+
+static void drain_releases(rt_service *s)
+{
+    uint32_t slot;
+    while (rt_ring_pop(&s->rel, &slot) == 0) {
+        pthread_mutex_lock(&s->ctl_lock);
+        nrt_object *o = &s->objects[slot];
+        if (o->removing) {
+            rt_object_free(&o->obj);
+            memset(o, 0, sizeof *o);
+        }
+        pthread_mutex_unlock(&s->ctl_lock);
+    }
+}
+
+static void drain_telemetry(rt_service *s)
+{
+    rt_telemetry t;
+    while (rt_ring_pop(&s->tel, &t) == 0) {
+        pthread_mutex_lock(&s->tel_lock);
+        if (s->tel_received && t.seq != s->last_tel.seq + 1)
+            s->tel_gaps += t.seq - s->last_tel.seq - 1;
+        s->tel_received++;
+        s->last_tel = t;
+        for (int i = 0; i < s->listener_count; i++)
+            s->listeners[i].fn(&t, s->listeners[i].user);
+        if (s->record)
+            fprintf(s->record, "%llu %.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.6g %.6g %.6g %.6g %.6g %.6g %.9g %.9g %.3f %u\n",
+                    (unsigned long long)t.seq, t.time_s, t.tool_pos.x, t.tool_pos.y, t.tool_pos.z, t.tool_rot.w, t.tool_rot.x,
+                    t.tool_rot.y, t.tool_rot.z, t.force_n.x, t.force_n.y, t.force_n.z, t.torque_nm.x, t.torque_nm.y,
+                    t.torque_nm.z, t.distance_m, t.penvol_m3, t.query_us, t.flags);
+        pthread_mutex_unlock(&s->tel_lock);
+    }
+}
+
+static void sleep_ms(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+    nanosleep(&ts, NULL);
+}
+
+static void *hk_main(void *arg)
+{
+    rt_service *s = arg;
+    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        drain_telemetry(s);
+        drain_releases(s);
+        sleep_ms(2);
+    }
+    drain_telemetry(s);
+    drain_releases(s);
+    return NULL;
+}
+
+static void *wd_main(void *arg)
+{
+    rt_service *s = arg;
+    uint64_t last = atomic_load_explicit(&s->heartbeat, memory_order_acquire);
+    uint64_t last_change = now_ns();
+    int fired = 0;
+    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        sleep_ms(s->cfg.limits.watchdog_ms / 4 > 1 ? s->cfg.limits.watchdog_ms / 4 : 1);
+        uint64_t hb = atomic_load_explicit(&s->heartbeat, memory_order_acquire), now = now_ns();
+        if (hb != last) {
+            last = hb;
+            last_change = now;
+            fired = 0;
+        } else if (!fired && (double)(now - last_change) * 1e-6 > s->cfg.limits.watchdog_ms) {
+            dev_command zero = {{0, 0, 0}, {0, 0, 0}, 0};
+            dev_write(s->dev, &zero);
+            atomic_fetch_add(&s->watchdog_fired, 1);
+            fired = 1;
+        }
+    }
+    return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, size_t errlen)
+{
+    rt_config c = cfg ? *cfg : rt_config_default();
+    if (!dev || !(c.rate_hz >= 10 && c.rate_hz <= 20000) || !(c.budget_us >= 0) || !gains_ok(&c.gains) ||
+        !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > 4096) {
+        snprintf(err, errlen, "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..4096 objects)");
+        return NULL;
+    }
+    rt_service *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "service: out of memory");
+        return NULL;
+    }
+    s->cfg = c;
+    s->dev = dev;
+    s->tool_slot = -1;
+    s->budget_us = c.budget_us;
+    s->gains = c.gains;
+    s->limits = c.limits;
+    s->forces_on = 1;
+    s->budget_mirror_us = c.budget_us;
+    s->forces_mirror = 1;
+    pthread_mutex_init(&s->ctl_lock, NULL);
+    pthread_mutex_init(&s->tel_lock, NULL);
+    atomic_init(&s->lat_min_ns, 0);
+    s->slots = calloc(c.max_objects, sizeof *s->slots);
+    s->objects = calloc(c.max_objects, sizeof *s->objects);
+    s->pairs = calloc(c.max_objects, sizeof *s->pairs);
+    s->bank = prox_bank_create();
+    if (s->bank)
+        prox_bank_register_defaults(s->bank);
+    prox_engine_def ed = {c.queue_capacity, c.max_objects};
+    s->engine = s->bank ? prox_engine_create(&ed, s->bank) : NULL;
+    if (!s->slots || !s->objects || !s->pairs || !s->engine || rt_ring_init(&s->cmd, c.cmd_ring_capacity, sizeof(rt_cmd)) ||
+        rt_ring_init(&s->vox, c.voxel_ring_capacity, sizeof(rt_vox_msg)) ||
+        rt_ring_init(&s->tel, c.telemetry_ring_capacity, sizeof(rt_telemetry)) ||
+        rt_ring_init(&s->rel, c.max_objects * 2, sizeof(uint32_t))) {
+        snprintf(err, errlen, "service: out of memory");
+        rt_service_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+int rt_service_start(rt_service *s, char *err, size_t errlen)
+{
+    if (atomic_load(&s->running)) {
+        snprintf(err, errlen, "service: already running");
+        return -1;
+    }
+    s->start_ns = now_ns();
+    atomic_store(&s->stop, 0);
+    char note[160] = "";
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+        s->memlocked = 1;
+    else
+        snprintf(note, sizeof note, "mlockall failed (%s)", strerror(errno));
+    /* RT thread: SCHED_FIFO and pinning when allowed; any failure (EPERM,
+     * EAGAIN, EINVAL) means "no RT": retry plainly and say so once */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    int rc = -1;
+    if (s->cfg.priority > 0) {
+        struct sched_param sp = {.sched_priority = s->cfg.priority};
+        pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+        pthread_attr_setschedparam(&attr, &sp);
+        if (s->cfg.cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(s->cfg.cpu, &set);
+            pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+        }
+        rc = pthread_create(&s->rt_thread, &attr, rt_main, s);
+        if (rc == 0) {
+            s->realtime = 1;
+            s->pinned = s->cfg.cpu >= 0;
+        } else {
+            size_t l = strlen(note);
+            snprintf(note + l, sizeof note - l, "%sSCHED_FIFO %d not permitted (%s)", l ? "; " : "", s->cfg.priority, strerror(rc));
+        }
+    }
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_attr_init(&attr);
+        if (s->cfg.cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(s->cfg.cpu, &set);
+            s->pinned = pthread_attr_setaffinity_np(&attr, sizeof set, &set) == 0;
+        }
+        rc = pthread_create(&s->rt_thread, &attr, rt_main, s);
+        pthread_attr_destroy(&attr);
+        if (rc != 0 && s->pinned) {
+            s->pinned = 0;
+            rc = pthread_create(&s->rt_thread, NULL, rt_main, s);
+        }
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "service: cannot start the loop thread: %s", strerror(rc));
+        return -1;
+    }
+    snprintf(s->rt_note, sizeof s->rt_note, "%s", note);
+    if (note[0])
+        fprintf(stderr, "hapticd: running without full real-time support: %s\n", note);
+    s->rt_started = 1;
+    if (pthread_create(&s->hk_thread, NULL, hk_main, s) == 0)
+        s->hk_started = 1;
+    if (pthread_create(&s->wd_thread, NULL, wd_main, s) == 0)
+        s->wd_started = 1;
+    atomic_store(&s->running, 1);
+    return 0;
+}
+
+void rt_service_stop(rt_service *s)
+{
+    if (!s || !atomic_load(&s->running))
+        return;
+    atomic_store_explicit(&s->stop, 1, memory_order_release);
+    if (s->rt_started)
+        pthread_join(s->rt_thread, NULL);
+    if (s->hk_started)
+        pthread_join(s->hk_thread, NULL);
+    if (s->wd_started)
+        pthread_join(s->wd_thread, NULL);
+    s->rt_started = s->hk_started = s->wd_started = 0;
+    atomic_store(&s->running, 0);
+    if (s->memlocked)
+        munlockall();
+}
+
+void rt_service_destroy(rt_service *s)
+{
+    if (!s)
+        return;
+    rt_service_stop(s);
+    if (s->objects)
+        for (uint32_t i = 0; i < s->cfg.max_objects; i++)
+            if (s->objects[i].used)
+                rt_object_free(&s->objects[i].obj);
+    if (s->record)
+        fclose(s->record);
+    rt_ring_free(&s->cmd);
+    rt_ring_free(&s->vox);
+    rt_ring_free(&s->tel);
+    rt_ring_free(&s->rel);
+    prox_engine_destroy(s->engine);
+    prox_bank_destroy(s->bank);
+    free(s->slots);
+    free(s->objects);
+    free(s->pairs);
+    pthread_mutex_destroy(&s->ctl_lock);
+    pthread_mutex_destroy(&s->tel_lock);
+    free(s);
+}
+
+/* ---- control (non-RT) ---- */
+
+/* Before the loop runs, commands are applied directly (same code). */
+static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
+{
+    if (!atomic_load(&s->running)) {
+        apply_cmd(s, c);
+        {
+            uint32_t slot;
+            while (rt_ring_pop(&s->rel, &slot) == 0) {
+                nrt_object *o = &s->objects[slot];
+                if (o->removing) {
+                    rt_object_free(&o->obj);
+                    memset(o, 0, sizeof *o);
+                }
+            }
+        }
+        return 0;
+    }
+    if (rt_ring_push(&s->cmd, c) != 0) {
+        snprintf(err, errlen, "command queue full (%u commands); try again", s->cmd.capacity);
+        return -1;
+    }
+    return 0;
+}
+
+static int find_locked(rt_service *s, const char *name)
+{
+    for (uint32_t i = 0; i < s->cfg.max_objects; i++)
+        if (s->objects[i].used && !s->objects[i].removing && !strcmp(s->objects[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static int name_ok(const char *name, char *err, size_t errlen)
+{
+    if (!name || !name[0] || strlen(name) >= RT_NAME_MAX) {
+        snprintf(err, errlen, "object names are 1 to %d characters", RT_NAME_MAX - 1);
+        return 0;
+    }
+    return 1;
+}
+
+static int pose_ok(const prox_xform *p)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (!isfinite(p->R.m[i][j]))
+                return 0;
+    return prox_v3_isfinite(p->t);
+}
+
+int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)
+{
+    if (!name_ok(name, err, errlen))
+        return -1;
+    prox_xform x = pose ? *pose : prox_xform_identity();
+    if (!pose_ok(&x)) {
+        snprintf(err, errlen, "%s: pose is not finite", name);
+        return -1;
+    }
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = -1;
+    if (find_locked(s, name) >= 0) {
+        snprintf(err, errlen, "an object named '%s' exists; remove it first", name);
+    } else {
+        int slot = -1;
+        for (uint32_t i = 0; i < s->cfg.max_objects && slot < 0; i++)
+            if (!s->objects[i].used)
+                slot = (int)i;
+        if (slot < 0) {
+            snprintf(err, errlen, "scene full (%u objects)", s->cfg.max_objects);
+        } else {
+            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}};
+            if (push_cmd_locked(s, &c, err, errlen) == 0) {
+                nrt_object *o = &s->objects[slot];
+                snprintf(o->name, sizeof o->name, "%s", name);
+                o->used = 1;
+                o->obj = *obj; /* the service owns it now */
+                memset(obj, 0, sizeof *obj);
+                rc = 0;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
+                           size_t errlen)
+{
+    if (!name_ok(name, err, errlen))
+        return -1;
+    rt_object obj;
+    if (rt_object_load(path, &obj, err, errlen) != 0)
+        return -1;
+    if (rt_service_add_object(s, name, &obj, pose, err, errlen) != 0) {
+        rt_object_free(&obj);
+        return -1;
+    }
+    return 0;
+}
+
+int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int slot = find_locked(s, name ? name : ""), rc = -1;
+    if (slot < 0)
+        snprintf(err, errlen, "no object named '%s'", name ? name : "");
+    else {
+        rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}};
+        s->objects[slot].removing = 1;
+        if (push_cmd_locked(s, &c, err, errlen) == 0) {
+            rc = 0;
+            if (!strcmp(s->tool_mirror, name))
+                s->tool_mirror[0] = 0;
+        } else
+            s->objects[slot].removing = 0;
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+static int slot_cmd(rt_service *s, const char *name, rt_cmd *c, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int slot = find_locked(s, name ? name : ""), rc = -1;
+    if (slot < 0)
+        snprintf(err, errlen, "no object named '%s'", name ? name : "");
+    else {
+        c->slot = (uint32_t)slot;
+        rc = push_cmd_locked(s, c, err, errlen);
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen)
+{
+    if (!pose || !pose_ok(pose)) {
+        snprintf(err, errlen, "pose is not finite");
+        return -1;
+    }
+    rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}};
+    return slot_cmd(s, name, &c, err, errlen);
+}
+
+int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen)
+{
+    rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}};
+    int rc = slot_cmd(s, name, &c, err, errlen);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->ctl_lock);
+        snprintf(s->tool_mirror, sizeof s->tool_mirror, "%s", name);
+        pthread_mutex_unlock(&s->ctl_lock);
+    }
+    return rc;
+}
+
+static int global_cmd(rt_service *s, rt_cmd *c, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = push_cmd_locked(s, c, err, errlen);
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t errlen)
+{
+    double period_us = 1e6 / s->cfg.rate_hz;
+    if (!isfinite(budget_us) || budget_us < 0 || budget_us > period_us) {
+        snprintf(err, errlen, "budget must be 0..%.0f us (the loop period)", period_us);
+        return -1;
+    }
+    rt_cmd c = {CMD_BUDGET, 0, NULL, prox_xform_identity(), {budget_us}};
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = push_cmd_locked(s, &c, err, errlen);
+    if (rc == 0)
+        s->budget_mirror_us = budget_us;
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t errlen)
+{
+    if (!g || !gains_ok(g)) {
+        snprintf(err, errlen, "gains must be finite and non-negative");
+        return -1;
+    }
+    rt_cmd c = {CMD_GAINS, 0, NULL, prox_xform_identity(), {0}};
+    memcpy(c.v, g, sizeof *g);
+    return global_cmd(s, &c, err, errlen);
+}
+
+int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t errlen)
+{
+    if (!l || !limits_ok(l)) {
+        snprintf(err, errlen, "limits must be finite and non-negative (watchdog and stale times positive)");
+        return -1;
+    }
+    rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}};
+    memcpy(c.v, l, sizeof *l);
+    return global_cmd(s, &c, err, errlen);
+}
+
+int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen)
+{
+    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}};
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = push_cmd_locked(s, &c, err, errlen);
+    if (rc == 0)
+        s->forces_mirror = enable != 0;
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_update *u, uint32_t count, char *err,
+                            size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int slot = find_locked(s, name ? name : "");
+    if (slot < 0) {
+        pthread_mutex_unlock(&s->ctl_lock);
+        snprintf(err, errlen, "no object named '%s'", name ? name : "");
+        return -1;
+    }
+    const char *why = rt_object_voxel_check(&s->objects[slot].obj, u, count);
+    if (why) {
+        pthread_mutex_unlock(&s->ctl_lock);
+        snprintf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    uint32_t i = 0;
+    for (; i < count; i++) {
+        rt_vox_msg m = {(uint32_t)slot, u[i]};
+        if (atomic_load(&s->running)) {
+            if (rt_ring_push(&s->vox, &m) != 0)
+                break;
+        } else
+            rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]);
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return (int)i;
+}
+
+int rt_service_add_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user)
+{
+    pthread_mutex_lock(&s->tel_lock);
+    int rc = -1;
+    if (s->listener_count < (int)(sizeof s->listeners / sizeof s->listeners[0])) {
+        s->listeners[s->listener_count++] = (listener){fn, user};
+        rc = 0;
+    }
+    pthread_mutex_unlock(&s->tel_lock);
+    return rc;
+}
+
+int rt_service_remove_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user)
+{
+    pthread_mutex_lock(&s->tel_lock);
+    int rc = -1;
+    for (int i = 0; i < s->listener_count; i++)
+        if (s->listeners[i].fn == fn && s->listeners[i].user == user) {
+            s->listeners[i] = s->listeners[--s->listener_count];
+            rc = 0;
+            break;
+        }
+    pthread_mutex_unlock(&s->tel_lock);
+    return rc;
+}
+
+int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "# hapticd telemetry: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz distance_m penvol_m3 query_us flags\n");
+    pthread_mutex_lock(&s->tel_lock);
+    if (s->record)
+        fclose(s->record);
+    s->record = f;
+    pthread_mutex_unlock(&s->tel_lock);
+    return 0;
+}
+
+int rt_service_record_stop(rt_service *s)
+{
+    pthread_mutex_lock(&s->tel_lock);
+    int rc = s->record ? 0 : -1;
+    if (s->record)
+        fclose(s->record);
+    s->record = NULL;
+    pthread_mutex_unlock(&s->tel_lock);
+    return rc;
+}
+
+static double hist_pct(const atomic_uint *h, double p)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < LAT_BINS; i++)
+        total += atomic_load_explicit(&h[i], memory_order_relaxed);
+    if (!total)
+        return 0;
+    uint64_t want = (uint64_t)(p * (double)total), acc = 0;
+    for (int i = 0; i < LAT_BINS; i++) {
+        acc += atomic_load_explicit(&h[i], memory_order_relaxed);
+        if (acc > want)
+            return i + 1.0; /* upper edge of the 1 us bin */
+    }
+    return LAT_BINS;
+}
+
+int rt_service_status(rt_service *s, rt_status *o)
+{
+    memset(o, 0, sizeof *o);
+    o->running = atomic_load(&s->running);
+    o->realtime = s->realtime;
+    o->memlocked = s->memlocked;
+    o->pinned = s->pinned;
+    o->cycles = atomic_load(&s->cycles);
+    o->overruns = atomic_load(&s->overruns);
+    o->uptime_s = o->running ? (double)(now_ns() - s->start_ns) * 1e-9 : 0;
+    o->rate_hz = o->uptime_s > 0 ? (double)o->cycles / o->uptime_s : 0;
+    o->latency_min_us = (double)atomic_load(&s->lat_min_ns) * 1e-3;
+    o->latency_max_us = (double)atomic_load(&s->lat_max_ns) * 1e-3;
+    o->latency_avg_us = o->cycles ? (double)atomic_load(&s->lat_sum_ns) * 1e-3 / (double)o->cycles : 0;
+    o->latency_p50_us = hist_pct(s->lat_hist, 0.5);
+    o->latency_p99_us = hist_pct(s->lat_hist, 0.99);
+    o->latency_p999_us = hist_pct(s->lat_hist, 0.999);
+    o->query_p99_us = hist_pct(s->query_hist, 0.99);
+    o->query_max_us = hist_pct(s->query_hist, 1.0);
+    o->budget_overshoot_max_us = (double)atomic_load(&s->overshoot_max_ns) * 1e-3;
+    o->cmd_drops = rt_ring_drops(&s->cmd);
+    o->voxel_drops = rt_ring_drops(&s->vox);
+    o->telemetry_drops = rt_ring_drops(&s->tel);
+    o->fault = atomic_load(&s->fault_now);
+    o->rt_note = s->rt_note;
+    pthread_mutex_lock(&s->ctl_lock);
+    for (uint32_t i = 0; i < s->cfg.max_objects; i++)
+        o->object_count += s->objects[i].used && !s->objects[i].removing;
+    pthread_mutex_unlock(&s->ctl_lock);
+    pthread_mutex_lock(&s->tel_lock);
+    o->distance_m = s->last_tel.distance_m;
+    o->penvol_m3 = s->last_tel.penvol_m3;
+    o->force_n = s->last_tel.force_n;
+    o->telemetry_gaps = s->tel_gaps;
+    o->telemetry_received = s->tel_received;
+    pthread_mutex_unlock(&s->tel_lock);
+    pthread_mutex_lock(&s->ctl_lock);
+    o->budget_us = s->budget_mirror_us;
+    o->forces_enabled = s->forces_mirror;
+    snprintf(o->tool, sizeof o->tool, "%s", s->tool_mirror);
+    pthread_mutex_unlock(&s->ctl_lock);
+    o->faults = atomic_load(&s->faults);
+    o->watchdog_fired = atomic_load(&s->watchdog_fired);
+    return 0;
+}
