@@ -38,4 +38,5 @@ const prox_handler *prox_bank_get(const prox_bank *bank, uint32_t ta, uint32_t t
 void prox_bank_register_defaults(prox_bank *bank)
 {
     prox_bvh_register(bank);
+    prox_ist_register(bank);
 }

@@ -39,6 +39,8 @@ struct prox_ctx {
     double dropped_est, dropped_ub;
     double vol_exact;
     prox_vec3 force, torque;
+    double bound_offset;
+    int traversal_complete;
     prox_result *r;
 };
 
@@ -145,6 +147,26 @@ int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
 }
 
 double prox_ctx_best(const prox_ctx *c) { return c->best; }
+
+void prox_ctx_set_bound_offset(prox_ctx *c, const prox_pairstate *p, double offset)
+{
+    (void)p;
+    if (offset > c->bound_offset)
+        c->bound_offset = offset;
+}
+
+int prox_ctx_pair_best(const prox_ctx *c, const prox_pairstate *p, double *value, uint32_t *la, uint32_t *lb)
+{
+    const pair_priv *pp = &c->e->pp[p->index];
+    if (!pp->have_best)
+        return -1;
+    *value = pp->best;
+    *la = pp->la;
+    *lb = pp->lb;
+    return 0;
+}
+
+int prox_ctx_complete(const prox_ctx *c) { return c->traversal_complete; }
 
 int prox_ctx_done(const prox_ctx *c) { return c->done; }
 
@@ -357,8 +379,13 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     out->queue_pushes += 0;
     (void)heap_ops0;
 
-    /* results and certified bounds */
     int exhausted = !deadline_hit && prox_dpq_size(&e->q) == 0;
+    c->traversal_complete = exhausted && !(out->flags & PROX_RESULT_OUT_OF_MEMORY);
+    /* finish hooks (refinement, fronts) may still offer values */
+    for (uint32_t i = 0; i < pair_count; i++)
+        if (e->pp[i].h && e->pp[i].h->finish)
+            e->pp[i].h->finish(c, &e->ps[i]);
+    /* results and certified bounds */
     double left_min = prox_dpq_min_key(&e->q);
     if (c->dropped_min_key < left_min)
         left_min = c->dropped_min_key;
@@ -375,10 +402,13 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
                 lo = left_min;
             if (c->dropped_min_key < lo)
                 lo = c->dropped_min_key;
+            lo -= c->bound_offset;
             out->lower = lo < 0 ? 0 : lo;
             if (c->best <= 0)
                 out->lower = out->upper = c->best;
-            out->complete = !deadline_hit && !(out->flags & PROX_RESULT_OUT_OF_MEMORY) ? 1 : (out->lower >= out->upper);
+            if (out->lower > out->upper)
+                out->lower = out->upper;
+            out->complete = c->traversal_complete ? 1 : (out->lower >= out->upper);
         }
         break;
     case PROX_QUERY_COLLIDE:
@@ -444,8 +474,6 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
             cache->kind = q->kind;
             cache->last_value = pp->best;
         }
-        if (pp->h && pp->h->finish)
-            pp->h->finish(c, &e->ps[i]);
     }
     out->elapsed_us = (double)(prox_now_ns() - t0) * 1e-3;
     return 0;

@@ -6,5 +6,6 @@
 #include "prox_engine.h"
 
 void prox_bvh_register(prox_bank *bank); /* bvh_handlers.c: (MESH, MESH) */
+void prox_ist_register(prox_bank *bank); /* ist_query.c: (IST, IST) */
 
 #endif

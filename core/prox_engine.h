@@ -236,6 +236,15 @@ void prox_ctx_report_overlap(prox_ctx *c, const prox_pairstate *p, uint32_t la, 
  * (unit, acting on B, A's frame) applied at `point` (A's frame). */
 void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 dir_on_b, prox_vec3 point,
                          uint32_t la, uint32_t lb);
+/* The leaf values this pair offers are those of a model (inner spheres)
+ * whose distance may exceed the true distance by up to `offset`: the
+ * engine lowers its certified lower bound by the largest such offset. */
+void prox_ctx_set_bound_offset(prox_ctx *c, const prox_pairstate *p, double offset);
+/* This pair's best leaf so far: 0 and its distance (or -volume) and leaf
+ * ids, or -1 if none. */
+int prox_ctx_pair_best(const prox_ctx *c, const prox_pairstate *p, double *value, uint32_t *la, uint32_t *lb);
+/* Was the traversal complete (finish hooks: queue exhausted, no deadline)? */
+int prox_ctx_complete(const prox_ctx *c);
 /* Count primitive tests done by the handler. */
 void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests);
 /* Has the query been decided (collide found, tolerance met, stop_on_overlap)? */

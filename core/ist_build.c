@@ -1,0 +1,791 @@
+/* ist_build.c - building inner sphere trees (Weller & Zachmann, sections
+ * 3.1, 3.2, 4.2.1). Non-RT: allocates.
+ *
+ * 1. Voxelize: a grid over the bounding box; inside by z-column parity
+ *    (each triangle adds the z of its plane at the column centres it covers).
+ * 2. Distance field: for every inside voxel centre, the exact distance to
+ *    the surface and the closest triangle (mesh BVH closest-point query,
+ *    seeded by the previous voxel's triangle).
+ * 3. Greedy packing (3.1): take the voxel with the largest free radius,
+ *    place a sphere of that radius there, drop the voxels it covers, lower
+ *    the free radius of voxels now closer to the new sphere than to the
+ *    surface (only voxels within twice the radius can change: the heap's
+ *    maximum never exceeds the new radius). Lazy max-heap.
+ * 4. Secondary radii (4.2.1): every inside voxel goes to its nearest sphere
+ *    (Dijkstra-style propagation over the voxel grid with the key
+ *    |voxel - centre| - radius); a sphere's secondary radius gives it the
+ *    volume of its voxels, so the secondary volumes add up to the voxel
+ *    volume exactly.
+ * 5. Hierarchy (3.2): 4-ary, top down; batch neural gas with 4 prototypes,
+ *    points weighted by sphere volume (magnification control), annealed
+ *    neighbourhood; stops at 4 or fewer spheres. Bounding spheres enclose
+ *    every leaf sphere below (at its larger radius); they are tight
+ *    heuristic spheres, not Welzl-minimal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bvh_internal.h"
+#include "ist_internal.h"
+
+prox_ist_def prox_ist_def_default(void)
+{
+    prox_ist_def d = {4096, 0, 1};
+    return d;
+}
+
+const prox_tree *prox_ist_tree(const prox_ist *ist) { return &ist->tree; }
+
+int ist_derive(prox_ist *t)
+{
+    free(t->nsph);
+    free(t->nvol);
+    free(t->nleaves);
+    uint32_t n = t->node_count ? t->node_count : 1;
+    t->nsph = malloc(sizeof *t->nsph * n);
+    t->nvol = malloc(sizeof *t->nvol * n);
+    t->nleaves = malloc(sizeof *t->nleaves * n);
+    if (!t->nsph || !t->nvol || !t->nleaves)
+        return -1;
+    uint32_t r = t->tree.root;
+    memcpy(t->nsph[r], t->root, sizeof t->root);
+    t->nvol[r] = (float)t->root_vol;
+    t->nleaves[r] = t->root_leaves;
+    for (uint32_t i = 0; i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = t->nodes[i].child[j];
+            if (c == IST_EMPTY || (c & IST_LEAF))
+                continue;
+            t->nsph[c][0] = t->nodes[i].cx[j], t->nsph[c][1] = t->nodes[i].cy[j];
+            t->nsph[c][2] = t->nodes[i].cz[j], t->nsph[c][3] = t->nodes[i].cr[j];
+            t->nvol[c] = t->nodes[i].cvol[j];
+            t->nleaves[c] = t->nodes[i].cleaves[j];
+        }
+    return 0;
+}
+
+void prox_ist_free(prox_ist *t)
+{
+    if (!t)
+        return;
+    free(t->nsph);
+    free(t->nvol);
+    free(t->nleaves);
+    free(t->nodes);
+    free(t->spheres);
+    free(t->verts);
+    free(t->tris);
+    free(t);
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct progress {
+    int on;
+    double last;
+} progress;
+
+static void progress_show(progress *p, const char *stage, double frac)
+{
+    if (!p->on)
+        return;
+    double now = wall_s();
+    if (now - p->last < 0.2 && frac < 1.0)
+        return;
+    p->last = now;
+    fprintf(stderr, "\r  %-28s %5.1f%%", stage, 100.0 * frac);
+    if (frac >= 1.0)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* ---- closest point on the mesh (BVH branch and bound) ---- */
+
+static double point_box_dist2(const bvh_node *n, prox_vec3 p)
+{
+    prox_vec3 d = prox_m3_tmul_v(&n->R, prox_v3_sub(p, n->c));
+    double x = fabs(d.x) - n->e.x, y = fabs(d.y) - n->e.y, z = fabs(d.z) - n->e.z;
+    x = x > 0 ? x : 0, y = y > 0 ? y : 0, z = z > 0 ? z : 0;
+    return x * x + y * y + z * z;
+}
+
+/* best2 in: an upper bound (squared); out: the exact squared distance */
+static void closest_rec(const prox_bvh *b, uint32_t ni, prox_vec3 p, double *best2, uint32_t *tri)
+{
+    const bvh_node *n = &b->nodes[ni];
+    if (BVH_IS_LEAF(n)) {
+        prox_vec3 q;
+        double d2 = prox_point_triangle_dist2(p, b->tri[n->left][0], b->tri[n->left][1], b->tri[n->left][2], &q);
+        if (d2 < *best2) {
+            *best2 = d2;
+            *tri = n->left;
+        }
+        return;
+    }
+    double dl = point_box_dist2(&b->nodes[n->left], p), dr = point_box_dist2(&b->nodes[n->right], p);
+    uint32_t first = n->left, second = n->right;
+    if (dr < dl) {
+        double t = dl;
+        dl = dr;
+        dr = t;
+        first = n->right, second = n->left;
+    }
+    if (dl < *best2)
+        closest_rec(b, first, p, best2, tri);
+    if (dr < *best2)
+        closest_rec(b, second, p, best2, tri);
+}
+
+/* ---- the build ---- */
+
+typedef struct heap_ent {
+    float key;
+    uint32_t idx;
+} heap_ent;
+
+static void hpush(heap_ent *h, size_t *n, heap_ent e, int maxheap)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (maxheap ? h[p].key >= e.key : h[p].key <= e.key)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static heap_ent hpop(heap_ent *h, size_t *n, int maxheap)
+{
+    heap_ent top = h[0], x = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= *n)
+            break;
+        size_t m = l;
+        if (l + 1 < *n && (maxheap ? h[l + 1].key > h[l].key : h[l + 1].key < h[l].key))
+            m = l + 1;
+        if (maxheap ? x.key >= h[m].key : x.key <= h[m].key)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (*n)
+        h[i] = x;
+    return top;
+}
+
+typedef struct builder {
+    prox_ist *t;
+    uint32_t *order; /* sphere indices, partitioned during the hierarchy build */
+    uint32_t node_cap;
+} builder;
+
+/* a tight enclosing sphere of spheres (centres c, radii R): best of the
+ * weighted centroid and the box centre, then shrink steps toward the
+ * farthest sphere while the radius drops. Always encloses. */
+static void enclose(const prox_ist *t, const uint32_t *idx, uint32_t n, float out[4])
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, cen[3] = {0, 0, 0};
+    for (uint32_t k = 0; k < n; k++) {
+        const ist_sphere *s = &t->spheres[idx[k]];
+        double R = s->r > s->r2 ? s->r : s->r2, c[3] = {s->x, s->y, s->z};
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], c[a] - R);
+            hi[a] = fmax(hi[a], c[a] + R);
+            cen[a] += c[a] / n;
+        }
+    }
+    double cand[2][3] = {{cen[0], cen[1], cen[2]}, {(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2}};
+    double bestc[3] = {0, 0, 0}, bestr = INFINITY;
+    for (int ci = 0; ci < 2; ci++) {
+        double c[3] = {cand[ci][0], cand[ci][1], cand[ci][2]};
+        for (int it = 0; it < 12; it++) {
+            double r = 0;
+            uint32_t far = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                const ist_sphere *s = &t->spheres[idx[k]];
+                double R = s->r > s->r2 ? s->r : s->r2;
+                double dx = s->x - c[0], dy = s->y - c[1], dz = s->z - c[2];
+                double d = sqrt(dx * dx + dy * dy + dz * dz) + R;
+                if (d > r)
+                    r = d, far = k;
+            }
+            if (r < bestr) {
+                bestr = r;
+                memcpy(bestc, c, sizeof c);
+            } else if (it > 0)
+                break;
+            const ist_sphere *s = &t->spheres[idx[far]];
+            double step = 0.25 / (1 + it);
+            c[0] += (s->x - c[0]) * step, c[1] += (s->y - c[1]) * step, c[2] += (s->z - c[2]) * step;
+        }
+    }
+    out[0] = (float)bestc[0], out[1] = (float)bestc[1], out[2] = (float)bestc[2];
+    /* round the float radius up so float centres still enclose */
+    double r = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const ist_sphere *s = &t->spheres[idx[k]];
+        double R = s->r > s->r2 ? s->r : s->r2;
+        double dx = s->x - (double)out[0], dy = s->y - (double)out[1], dz = s->z - (double)out[2];
+        double d = sqrt(dx * dx + dy * dy + dz * dz) + R;
+        if (d > r)
+            r = d;
+    }
+    out[3] = (float)(r * (1 + 1e-6) + 1e-9);
+}
+
+static double sphere_vol2(const ist_sphere *s) { return 4.0 / 3.0 * M_PI * (double)s->r2 * s->r2 * s->r2; }
+
+/* partition idx[0..n) into up to 4 groups by batch neural gas; returns the
+ * group sizes (sum n), groups contiguous in idx */
+static void bng_split(const prox_ist *t, uint32_t *idx, uint32_t n, uint32_t sizes[4], uint32_t *scratch)
+{
+    double w[4][3];
+    /* init: farthest point sampling from the weighted mean */
+    double mean[3] = {0, 0, 0}, wsum = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const ist_sphere *s = &t->spheres[idx[k]];
+        double v = sphere_vol2(s);
+        mean[0] += v * s->x, mean[1] += v * s->y, mean[2] += v * s->z, wsum += v;
+    }
+    for (int a = 0; a < 3; a++)
+        mean[a] /= wsum;
+    for (int j = 0; j < 4; j++) {
+        double bestd = -1;
+        uint32_t bi = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const ist_sphere *s = &t->spheres[idx[k]];
+            double dmin = INFINITY;
+            if (j == 0)
+                dmin = (s->x - mean[0]) * (s->x - mean[0]) + (s->y - mean[1]) * (s->y - mean[1]) + (s->z - mean[2]) * (s->z - mean[2]);
+            for (int q = 0; q < j; q++) {
+                double d = (s->x - w[q][0]) * (s->x - w[q][0]) + (s->y - w[q][1]) * (s->y - w[q][1]) + (s->z - w[q][2]) * (s->z - w[q][2]);
+                if (d < dmin)
+                    dmin = d;
+            }
+            if (dmin > bestd)
+                bestd = dmin, bi = k;
+        }
+        const ist_sphere *s = &t->spheres[idx[bi]];
+        w[j][0] = s->x, w[j][1] = s->y, w[j][2] = s->z;
+    }
+    /* batch neural gas, neighbourhood range annealed from 2 to 0.01 */
+    const int iters = 16;
+    for (int it = 0; it < iters; it++) {
+        double lambda = 2.0 * pow(0.01 / 2.0, (double)it / (iters - 1));
+        double h[4];
+        for (int k = 0; k < 4; k++)
+            h[k] = exp(-k / lambda);
+        double acc[4][3] = {{0}}, den[4] = {0};
+        for (uint32_t k = 0; k < n; k++) {
+            const ist_sphere *s = &t->spheres[idx[k]];
+            double d[4];
+            for (int j = 0; j < 4; j++)
+                d[j] = (s->x - w[j][0]) * (s->x - w[j][0]) + (s->y - w[j][1]) * (s->y - w[j][1]) + (s->z - w[j][2]) * (s->z - w[j][2]);
+            double v = sphere_vol2(s);
+            for (int j = 0; j < 4; j++) {
+                int rank = 0;
+                for (int q = 0; q < 4; q++)
+                    rank += d[q] < d[j] || (d[q] == d[j] && q < j);
+                double f = v * h[rank];
+                acc[j][0] += f * s->x, acc[j][1] += f * s->y, acc[j][2] += f * s->z;
+                den[j] += f;
+            }
+        }
+        for (int j = 0; j < 4; j++)
+            if (den[j] > 0)
+                for (int a = 0; a < 3; a++)
+                    w[j][a] = acc[j][a] / den[j];
+    }
+    /* assign to the nearest prototype, counting sort into groups */
+    uint32_t cnt[4] = {0};
+    for (uint32_t k = 0; k < n; k++) {
+        const ist_sphere *s = &t->spheres[idx[k]];
+        int bj = 0;
+        double bd = INFINITY;
+        for (int j = 0; j < 4; j++) {
+            double d = (s->x - w[j][0]) * (s->x - w[j][0]) + (s->y - w[j][1]) * (s->y - w[j][1]) + (s->z - w[j][2]) * (s->z - w[j][2]);
+            if (d < bd)
+                bd = d, bj = j;
+        }
+        scratch[k] = (uint32_t)bj;
+        cnt[bj]++;
+    }
+    int nonempty = 0;
+    for (int j = 0; j < 4; j++)
+        nonempty += cnt[j] > 0;
+    if (nonempty < 2) {
+        /* degenerate (all centres equal): split the list evenly */
+        for (uint32_t k = 0; k < n; k++)
+            scratch[k] = (uint32_t)((uint64_t)k * 4 / n);
+        memset(cnt, 0, sizeof cnt);
+        for (uint32_t k = 0; k < n; k++)
+            cnt[scratch[k]]++;
+    }
+    uint32_t start[4] = {0, cnt[0], cnt[0] + cnt[1], cnt[0] + cnt[1] + cnt[2]}, pos[4];
+    memcpy(pos, start, sizeof pos);
+    uint32_t *tmp = scratch + n;
+    for (uint32_t k = 0; k < n; k++)
+        tmp[pos[scratch[k]]++] = idx[k];
+    memcpy(idx, tmp, sizeof(uint32_t) * n);
+    memcpy(sizes, cnt, sizeof cnt);
+}
+
+/* returns the node id for idx[0..n) */
+static uint32_t build_node(builder *B, uint32_t *idx, uint32_t n, uint32_t *scratch, int depth)
+{
+    prox_ist *t = B->t;
+    if (n == 1 && depth > 0)
+        return IST_LEAF | idx[0];
+    uint32_t me = t->node_count++;
+    ist_node node;
+    memset(&node, 0, sizeof node);
+    for (int j = 0; j < 4; j++)
+        node.child[j] = IST_EMPTY;
+    uint32_t sizes[4] = {0};
+    if (n <= 4) {
+        for (uint32_t k = 0; k < n; k++)
+            sizes[k] = 1;
+    } else {
+        bng_split(t, idx, n, sizes, scratch);
+    }
+    uint32_t off = 0;
+    for (int j = 0; j < 4; j++) {
+        if (!sizes[j])
+            continue;
+        float s[4];
+        enclose(t, idx + off, sizes[j], s);
+        double vol = 0;
+        for (uint32_t k = 0; k < sizes[j]; k++)
+            vol += sphere_vol2(&t->spheres[idx[off + k]]);
+        uint32_t id = build_node(B, idx + off, sizes[j], scratch, depth + 1);
+        if (id & IST_LEAF) { /* a leaf's own sphere is tighter than enclose() rounding */
+            const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
+            s[0] = sp->x, s[1] = sp->y, s[2] = sp->z, s[3] = sp->r > sp->r2 ? sp->r : sp->r2;
+        }
+        node.cx[j] = s[0], node.cy[j] = s[1], node.cz[j] = s[2], node.cr[j] = s[3];
+        node.cvol[j] = (float)vol;
+        node.cleaves[j] = sizes[j];
+        node.child[j] = id;
+        off += sizes[j];
+    }
+    t->nodes[me] = node;
+    return me;
+}
+
+int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    double t_start = wall_s();
+    prox_ist_def d = def ? *def : prox_ist_def_default();
+    if (!d.target_spheres)
+        d.target_spheres = 4096;
+    if (!d.voxels) {
+        double v = 48.0 * d.target_spheres;
+        d.voxels = (uint32_t)(v < 2e5 ? 2e5 : (v > 2.0e7 ? 2.0e7 : v));
+    }
+    if (!m->closed) {
+        snprintf(err, errlen, "mesh is not closed (%u boundary edges, %u non-manifold edges); inner sphere trees need a "
+                              "watertight mesh", m->boundary_edges, m->nonmanifold_edges);
+        return -1;
+    }
+    if (!(m->volume > 0)) {
+        snprintf(err, errlen, "mesh encloses no positive volume (%g); is it inside out?", m->volume);
+        return -1;
+    }
+    progress pr = {d.progress && isatty(2), 0};
+    prox_bvh *bvh = prox_bvh_build(m);
+    prox_ist *t = calloc(1, sizeof *t);
+    if (!bvh || !t)
+        goto oom;
+    /* grid */
+    prox_vec3 ext = prox_v3_sub(m->bbox_max, m->bbox_min);
+    double h = cbrt(ext.x * ext.y * ext.z / d.voxels);
+    double minext = fmin(ext.x, fmin(ext.y, ext.z));
+    if (h > minext / 4)
+        h = minext / 4; /* at least a few voxels across the thinnest side */
+    int nx = (int)ceil(ext.x / h) + 2, ny = (int)ceil(ext.y / h) + 2, nz = (int)ceil(ext.z / h) + 2;
+    size_t nvox = (size_t)nx * ny * nz;
+    if (nvox > 60000000u) {
+        snprintf(err, errlen, "voxel grid of %zu cells is too large; ask for fewer voxels", nvox);
+        goto fail;
+    }
+    prox_vec3 origin = prox_v3_sub(m->bbox_min, prox_v3(h, h, h)); /* centre of cell (i,j,k) = origin + (i+0.5)h */
+    /* 1. columns: count crossings, then fill (CSR) */
+    uint32_t *col_start = calloc((size_t)nx * ny + 1, sizeof(uint32_t));
+    float *dist = NULL;
+    uint32_t *ctri = NULL;
+    uint8_t *inside = calloc(nvox, 1);
+    float *zs = NULL;
+    if (!col_start || !inside)
+        goto oom_grid;
+    const double jx = 1.2345e-7 * h, jy = 2.3456e-7 * h; /* jitter: column centres never hit edges exactly */
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t *fill = NULL;
+        if (pass == 1) {
+            for (size_t c = 0; c < (size_t)nx * ny; c++)
+                col_start[c + 1] += col_start[c];
+            zs = malloc(sizeof(float) * (col_start[(size_t)nx * ny] + 1));
+            fill = calloc((size_t)nx * ny, sizeof(uint32_t));
+            if (!zs || !fill) {
+                free(fill);
+                goto oom_grid;
+            }
+        }
+        for (uint32_t ti = 0; ti < m->triangle_count; ti++) {
+            prox_vec3 a = m->vertices[m->triangles[ti][0]], b = m->vertices[m->triangles[ti][1]], c = m->vertices[m->triangles[ti][2]];
+            double minx = fmin(a.x, fmin(b.x, c.x)), maxx = fmax(a.x, fmax(b.x, c.x));
+            double miny = fmin(a.y, fmin(b.y, c.y)), maxy = fmax(a.y, fmax(b.y, c.y));
+            int i0 = (int)floor((minx - origin.x) / h - 0.5), i1 = (int)ceil((maxx - origin.x) / h - 0.5);
+            int j0 = (int)floor((miny - origin.y) / h - 0.5), j1 = (int)ceil((maxy - origin.y) / h - 0.5);
+            double area2 = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+            if (area2 == 0)
+                continue; /* vertical triangle: no column crosses its interior */
+            for (int i = i0 < 0 ? 0 : i0; i <= i1 && i < nx; i++)
+                for (int j = j0 < 0 ? 0 : j0; j <= j1 && j < ny; j++) {
+                    double px = origin.x + (i + 0.5) * h + jx, py = origin.y + (j + 0.5) * h + jy;
+                    double w0 = (b.x - px) * (c.y - py) - (b.y - py) * (c.x - px);
+                    double w1 = (c.x - px) * (a.y - py) - (c.y - py) * (a.x - px);
+                    double w2 = (a.x - px) * (b.y - py) - (a.y - py) * (b.x - px);
+                    if (!((w0 >= 0 && w1 >= 0 && w2 >= 0) || (w0 <= 0 && w1 <= 0 && w2 <= 0)))
+                        continue;
+                    size_t col = (size_t)i * ny + j;
+                    if (pass == 0)
+                        col_start[col + 1]++;
+                    else {
+                        double z = (w0 * a.z + w1 * b.z + w2 * c.z) / (w0 + w1 + w2);
+                        zs[col_start[col] + fill[col]++] = (float)z;
+                    }
+                }
+        }
+        free(fill);
+    }
+    /* parity along each column */
+    size_t n_inside = 0;
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) {
+            size_t col = (size_t)i * ny + j;
+            uint32_t s0 = col_start[col], s1 = col_start[col + 1];
+            /* insertion sort: columns hold few crossings */
+            for (uint32_t a = s0 + 1; a < s1; a++) {
+                float v = zs[a];
+                uint32_t b = a;
+                while (b > s0 && zs[b - 1] > v) {
+                    zs[b] = zs[b - 1];
+                    b--;
+                }
+                zs[b] = v;
+            }
+            uint32_t p = s0;
+            for (int k = 0; k < nz; k++) {
+                double z = origin.z + (k + 0.5) * h;
+                while (p < s1 && zs[p] < z)
+                    p++;
+                if ((p - s0) & 1u) {
+                    inside[((size_t)i * ny + j) * nz + k] = 1;
+                    n_inside++;
+                }
+            }
+        }
+    free(zs);
+    zs = NULL;
+    free(col_start);
+    col_start = NULL;
+    if (n_inside == 0) {
+        snprintf(err, errlen, "no voxel centre lies inside the mesh (too thin for %zu voxels?)", nvox);
+        goto fail_grid;
+    }
+    /* 2. distance field */
+    dist = malloc(sizeof(float) * nvox);
+    ctri = malloc(sizeof(uint32_t) * nvox);
+    if (!dist || !ctri)
+        goto oom_grid;
+    uint32_t prev_tri = 0;
+    size_t done = 0;
+    for (size_t v = 0; v < nvox; v++) {
+        dist[v] = -1;
+        if (!inside[v])
+            continue;
+        int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
+        prox_vec3 p = prox_v3(origin.x + (i + 0.5) * h, origin.y + (j + 0.5) * h, origin.z + (k + 0.5) * h);
+        prox_vec3 q;
+        double best2 = prox_point_triangle_dist2(p, bvh->tri[prev_tri][0], bvh->tri[prev_tri][1], bvh->tri[prev_tri][2], &q);
+        best2 = best2 * (1 + 1e-12) + 1e-300;
+        uint32_t tri = prev_tri;
+        closest_rec(bvh, 0, p, &best2, &tri);
+        dist[v] = (float)(sqrt(best2) * (1 - 1e-6)); /* round down: spheres stay inside */
+        ctri[v] = tri;
+        prev_tri = tri;
+        if ((++done & 4095) == 0)
+            progress_show(&pr, "distance field", (double)done / n_inside);
+    }
+    progress_show(&pr, "distance field", 1.0);
+    /* 3. greedy packing */
+    heap_ent *heap = malloc(sizeof(heap_ent) * (n_inside + 1));
+    t->spheres = malloc(sizeof(ist_sphere) * (d.target_spheres + 1));
+    int32_t *owner = malloc(sizeof(int32_t) * nvox); /* sphere covering or assigned; -1 none */
+    float *free_r = dist; /* reuse: the free radius starts as the surface distance */
+    float *surf = malloc(sizeof(float) * nvox);
+    if (!heap || !t->spheres || !owner || !surf) {
+        free(heap);
+        free(owner);
+        free(surf);
+        goto oom_grid;
+    }
+    memcpy(surf, dist, sizeof(float) * nvox);
+    size_t hn = 0;
+    for (size_t v = 0; v < nvox; v++) {
+        owner[v] = -1;
+        if (inside[v])
+            hpush(heap, &hn, (heap_ent){free_r[v], (uint32_t)v}, 1);
+    }
+    const float rmin = (float)(0.5 * h);
+    uint32_t ns = 0;
+    while (hn && ns < d.target_spheres) {
+        heap_ent e = hpop(heap, &hn, 1);
+        size_t v = e.idx;
+        if (owner[v] >= 0)
+            continue; /* covered */
+        if (e.key > free_r[v]) { /* stale: reinsert with its current value */
+            hpush(heap, &hn, (heap_ent){free_r[v], e.idx}, 1);
+            continue;
+        }
+        if (e.key < rmin)
+            break;
+        int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
+        double r = e.key;
+        double cx = origin.x + (i + 0.5) * h, cy = origin.y + (j + 0.5) * h, cz = origin.z + (k + 0.5) * h;
+        ist_sphere *s = &t->spheres[ns];
+        s->x = (float)cx, s->y = (float)cy, s->z = (float)cz;
+        s->r = (float)r * (1 - 1e-6f);
+        s->tri = ctri[v];
+        int reach = (int)ceil(2 * r / h) + 1;
+        for (int a = i - reach; a <= i + reach; a++) {
+            if (a < 0 || a >= nx)
+                continue;
+            for (int b = j - reach; b <= j + reach; b++) {
+                if (b < 0 || b >= ny)
+                    continue;
+                for (int c = k - reach; c <= k + reach; c++) {
+                    if (c < 0 || c >= nz)
+                        continue;
+                    size_t w = ((size_t)a * ny + b) * nz + c;
+                    if (!inside[w] || owner[w] >= 0)
+                        continue;
+                    double dx = (a - i) * h, dy = (b - j) * h, dz = (c - k) * h;
+                    double dd = sqrt(dx * dx + dy * dy + dz * dz);
+                    if (dd <= r)
+                        owner[w] = (int32_t)ns;
+                    else if (dd - r < free_r[w])
+                        free_r[w] = (float)((dd - r) * (1 - 1e-6)); /* never touch the new sphere */
+                }
+            }
+        }
+        owner[v] = (int32_t)ns;
+        ns++;
+        if ((ns & 255) == 0)
+            progress_show(&pr, "packing spheres", (double)ns / d.target_spheres);
+    }
+    progress_show(&pr, "packing spheres", 1.0);
+    t->sphere_count = ns;
+    if (ns == 0) {
+        free(heap);
+        free(owner);
+        free(surf);
+        snprintf(err, errlen, "no inner sphere fits: the voxels are too coarse for this mesh");
+        goto fail_grid;
+    }
+    /* 4. assign every inside voxel to its nearest sphere (surface distance) */
+    float *key = dist; /* reuse */
+    hn = 0;
+    for (size_t v = 0; v < nvox; v++) {
+        key[v] = INFINITY;
+        if (inside[v] && owner[v] >= 0) {
+            const ist_sphere *s = &t->spheres[owner[v]];
+            int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
+            double dx = origin.x + (i + 0.5) * h - s->x, dy = origin.y + (j + 0.5) * h - s->y, dz = origin.z + (k + 0.5) * h - s->z;
+            key[v] = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
+            hpush(heap, &hn, (heap_ent){key[v], (uint32_t)v}, 0);
+        }
+    }
+    uint8_t *final = calloc(nvox, 1);
+    if (!final) {
+        free(heap);
+        free(owner);
+        free(surf);
+        goto oom_grid;
+    }
+    uint32_t *count = calloc(ns, sizeof(uint32_t));
+    while (hn && count) {
+        heap_ent e = hpop(heap, &hn, 0);
+        size_t v = e.idx;
+        if (final[v] || e.key > key[v])
+            continue;
+        final[v] = 1;
+        count[owner[v]]++;
+        const ist_sphere *s = &t->spheres[owner[v]];
+        int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
+        static const int nb[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+        for (int q = 0; q < 6; q++) {
+            int a = i + nb[q][0], b = j + nb[q][1], c = k + nb[q][2];
+            if (a < 0 || a >= nx || b < 0 || b >= ny || c < 0 || c >= nz)
+                continue;
+            size_t w = ((size_t)a * ny + b) * nz + c;
+            if (!inside[w] || final[w])
+                continue;
+            double dx = origin.x + (a + 0.5) * h - s->x, dy = origin.y + (b + 0.5) * h - s->y, dz = origin.z + (c + 0.5) * h - s->z;
+            float kk = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
+            if (kk < key[w]) {
+                key[w] = kk;
+                owner[w] = owner[v];
+                hpush(heap, &hn, (heap_ent){kk, (uint32_t)w}, 0);
+            }
+        }
+    }
+    free(heap);
+    uint32_t assigned = 0;
+    double vox_vol = h * h * h;
+    for (uint32_t s = 0; count && s < ns; s++) {
+        t->spheres[s].r2 = (float)cbrt(3.0 * count[s] * vox_vol / (4.0 * M_PI));
+        assigned += count[s];
+    }
+    /* 5. certified surface gap: for a triangle T and any point p of it,
+     * dist(p, spheres) <= dist(v, spheres) + diam(T) for each vertex v; the
+     * vertex distance is bounded from above by spheres found near it */
+    double gap = 0;
+    for (uint32_t ti = 0; ti < m->triangle_count && count; ti++) {
+        double best_v = INFINITY, diam = 0;
+        for (int a = 0; a < 3; a++) {
+            prox_vec3 p = m->vertices[m->triangles[ti][a]];
+            diam = fmax(diam, prox_v3_dist(p, m->vertices[m->triangles[ti][(a + 1) % 3]]));
+            int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
+            double dv = INFINITY;
+            for (int ring = 1; ring <= 3 && !isfinite(dv); ring++)
+                for (int a2 = i - ring; a2 <= i + ring; a2++)
+                    for (int b2 = j - ring; b2 <= j + ring; b2++)
+                        for (int c2 = k - ring; c2 <= k + ring; c2++) {
+                            if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
+                                continue;
+                            size_t w = ((size_t)a2 * ny + b2) * nz + c2;
+                            if (!inside[w] || owner[w] < 0)
+                                continue;
+                            const ist_sphere *s = &t->spheres[owner[w]];
+                            double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
+                            if (dd < dv)
+                                dv = dd;
+                        }
+            if (!isfinite(dv)) /* far from every assigned voxel: check all spheres */
+                for (uint32_t s = 0; s < ns; s++) {
+                    const ist_sphere *sp = &t->spheres[s];
+                    double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
+                    if (dd < dv)
+                        dv = dd;
+                }
+            if (dv < best_v)
+                best_v = dv;
+        }
+        double g = (best_v > 0 ? best_v : 0) + diam;
+        if (g > gap)
+            gap = g;
+    }
+    free(owner);
+    free(surf);
+    free(final);
+    free(count);
+    free(dist);
+    free(ctri);
+    free(inside);
+    dist = NULL, ctri = NULL, inside = NULL;
+    t->voxel_size = h;
+    t->voxels_inside = (uint32_t)n_inside;
+    t->voxel_volume = (double)assigned * vox_vol;
+    t->surface_gap = gap * (1 + 1e-6);
+    /* 6. hierarchy */
+    t->nodes = malloc(sizeof(ist_node) * (ns + 1));
+    uint32_t *order = malloc(sizeof(uint32_t) * ns);
+    uint32_t *scratch = malloc(sizeof(uint32_t) * 2 * ns);
+    if (!t->nodes || !order || !scratch) {
+        free(order);
+        free(scratch);
+        goto oom;
+    }
+    for (uint32_t s = 0; s < ns; s++)
+        order[s] = s;
+    builder B = {t, order, ns + 1};
+    t->tree.root = build_node(&B, order, ns, scratch, 0);
+    enclose(t, order, ns, t->root);
+    t->root_leaves = ns;
+    double vsum = 0;
+    for (uint32_t s = 0; s < ns; s++)
+        vsum += sphere_vol2(&t->spheres[s]);
+    t->root_vol = vsum;
+    free(order);
+    free(scratch);
+    /* 7. the mesh, for exact distance refinement */
+    t->verts = malloc(sizeof(prox_vec3) * m->vertex_count);
+    t->tris = malloc(sizeof(uint32_t[3]) * m->triangle_count);
+    if (!t->verts || !t->tris)
+        goto oom;
+    memcpy(t->verts, m->vertices, sizeof(prox_vec3) * m->vertex_count);
+    memcpy(t->tris, m->triangles, sizeof(uint32_t[3]) * m->triangle_count);
+    t->vert_count = m->vertex_count;
+    t->tri_count = m->triangle_count;
+    t->mesh_volume = m->volume;
+    t->com = m->centroid;
+    t->tree.type = PROX_TREE_IST;
+    t->tree.impl = t;
+    t->tree.volume = m->volume;
+    t->tree.com = m->centroid;
+    if (ist_derive(t) != 0)
+        goto oom;
+    t->build_seconds = wall_s() - t_start;
+    prox_bvh_free(bvh);
+    *out = t;
+    return 0;
+oom_grid:
+    snprintf(err, errlen, "out of memory building the voxel grid (%zu cells)", nvox);
+fail_grid:
+    free(col_start);
+    free(zs);
+    free(inside);
+    free(dist);
+    free(ctri);
+    goto fail;
+oom:
+    snprintf(err, errlen, "out of memory building the inner sphere tree");
+fail:
+    prox_bvh_free(bvh);
+    prox_ist_free(t);
+    return -1;
+}
+
+void prox_ist_get_stats(const prox_ist *t, prox_ist_stats *o)
+{
+    memset(o, 0, sizeof *o);
+    o->spheres = t->sphere_count;
+    o->nodes = t->node_count;
+    o->voxels_inside = t->voxels_inside;
+    o->voxel_size = t->voxel_size;
+    o->mesh_volume = t->mesh_volume;
+    for (uint32_t s = 0; s < t->sphere_count; s++) {
+        double r = t->spheres[s].r, r2 = t->spheres[s].r2;
+        o->inner_volume += 4.0 / 3.0 * M_PI * r * r * r;
+        o->secondary_volume += 4.0 / 3.0 * M_PI * r2 * r2 * r2;
+    }
+    o->voxel_volume = t->voxel_volume;
+    o->surface_gap = t->surface_gap;
+    o->memory_bytes = sizeof *t + sizeof(ist_node) * t->node_count + sizeof(ist_sphere) * t->sphere_count +
+                      sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
+    o->build_seconds = t->build_seconds;
+}

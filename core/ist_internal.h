@@ -1,0 +1,73 @@
+/* ist_internal.h - the inner sphere tree layout, for handlers in libprox.
+ *
+ * Node ids seen by the engine: an inner node index, or IST_LEAF | sphere
+ * index. Every inner node record holds its up to four children's bounding
+ * spheres struct-of-arrays, so one node-pair expansion reads two records
+ * and tests 16 child pairs. A child's bounding sphere encloses the inner
+ * spheres below it at their larger radius (max of primary and secondary),
+ * so it bounds both the distance model (primary radii) and the volume
+ * model (secondary radii). All in the mesh's local frame, floats.
+ */
+#ifndef PROX_IST_INTERNAL_H
+#define PROX_IST_INTERNAL_H
+
+#include "prox_ist.h"
+
+#define IST_LEAF 0x80000000u
+#define IST_EMPTY 0xffffffffu
+
+typedef struct ist_node {
+    float cx[4], cy[4], cz[4], cr[4]; /* children's bounding spheres */
+    float cvol[4];                    /* secondary volume below each child */
+    uint32_t cleaves[4];              /* leaf count below each child */
+    uint32_t child[4];                /* node index, IST_LEAF | sphere, or IST_EMPTY */
+} ist_node;
+
+typedef struct ist_sphere {
+    float x, y, z;
+    float r;   /* inner (primary) radius: inside the mesh, no overlaps */
+    float r2;  /* secondary radius: volume of the voxels it accounts for */
+    uint32_t tri; /* closest triangle of the centre */
+} ist_sphere;
+
+struct prox_ist {
+    prox_tree tree;
+    float root[4]; /* bounding sphere of everything */
+    double root_vol;
+    uint32_t root_leaves;
+    ist_node *nodes;
+    uint32_t node_count;
+    ist_sphere *spheres;
+    uint32_t sphere_count;
+    prox_vec3 *verts;
+    uint32_t (*tris)[3];
+    uint32_t vert_count, tri_count;
+    double mesh_volume, voxel_size, voxel_volume, surface_gap, build_seconds;
+    uint32_t voxels_inside;
+    prox_vec3 com;
+    /* derived (not stored in files): every inner node's own bounding
+     * sphere, secondary volume and leaf count, from its parent's record */
+    float (*nsph)[4];
+    float *nvol;
+    uint32_t *nleaves;
+};
+
+/* Fill nsph/nvol/nleaves (build and load). 0, or -1 out of memory. */
+int ist_derive(prox_ist *t);
+
+/* Bounding sphere, volume and leaf count of any node id. */
+static inline void ist_id_sphere(const prox_ist *t, uint32_t id, float s[4], float *vol, uint32_t *leaves)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *p = &t->spheres[id & ~IST_LEAF];
+        s[0] = p->x, s[1] = p->y, s[2] = p->z, s[3] = p->r > p->r2 ? p->r : p->r2;
+        *vol = (float)(4.0 / 3.0 * M_PI * (double)p->r2 * p->r2 * p->r2);
+        *leaves = 1;
+    } else {
+        s[0] = t->nsph[id][0], s[1] = t->nsph[id][1], s[2] = t->nsph[id][2], s[3] = t->nsph[id][3];
+        *vol = t->nvol[id];
+        *leaves = t->nleaves[id];
+    }
+}
+
+#endif

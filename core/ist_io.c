@@ -1,0 +1,195 @@
+/* ist_io.c - .ist cache files.
+ *
+ * Layout (native little-endian, checked): 8-byte magic "PROXIST\0", then a
+ * header of uint32 fields (version, endian tag 0x01020304, node count,
+ * sphere count, vertex count, triangle count, root id, root leaf count),
+ * 4 floats of the root sphere, 9 doubles (root volume, mesh volume, voxel
+ * size, voxel volume, surface gap, build seconds, centre of mass), a uint32
+ * inside-voxel count, then the arrays (nodes, spheres, vertices as doubles,
+ * triangles), then a CRC-32 (zlib) of everything after the magic. Loading
+ * reads the file once and validates sizes, checksum, every index and every
+ * number before the tree is used. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "ist_internal.h"
+
+#define IST_MAGIC "PROXIST"
+#define IST_VERSION 1u
+#define IST_HEADER_U32 8
+
+_Static_assert(sizeof(ist_node) == 112, "ist_node layout is part of the file format");
+_Static_assert(sizeof(ist_sphere) == 24, "ist_sphere layout is part of the file format");
+
+static size_t payload_size(uint32_t nodes, uint32_t spheres, uint32_t verts, uint32_t tris)
+{
+    return IST_HEADER_U32 * 4 + 4 * 4 + 9 * 8 + 4 + (size_t)nodes * sizeof(ist_node) + (size_t)spheres * sizeof(ist_sphere) +
+           (size_t)verts * sizeof(prox_vec3) + (size_t)tris * sizeof(uint32_t[3]);
+}
+
+int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
+{
+    size_t n = payload_size(t->node_count, t->sphere_count, t->vert_count, t->tri_count);
+    unsigned char *buf = malloc(8 + n + 4);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(buf, IST_MAGIC, 8);
+    unsigned char *p = buf + 8;
+    uint32_t h[IST_HEADER_U32] = {IST_VERSION, 0x01020304u, t->node_count, t->sphere_count, t->vert_count, t->tri_count,
+                                  t->tree.root, t->root_leaves};
+    memcpy(p, h, sizeof h), p += sizeof h;
+    memcpy(p, t->root, 16), p += 16;
+    double dd[9] = {t->root_vol, t->mesh_volume, t->voxel_size, t->voxel_volume, t->surface_gap, t->build_seconds,
+                    t->com.x, t->com.y, t->com.z};
+    memcpy(p, dd, sizeof dd), p += sizeof dd;
+    memcpy(p, &t->voxels_inside, 4), p += 4;
+    memcpy(p, t->nodes, sizeof(ist_node) * t->node_count), p += sizeof(ist_node) * t->node_count;
+    memcpy(p, t->spheres, sizeof(ist_sphere) * t->sphere_count), p += sizeof(ist_sphere) * t->sphere_count;
+    memcpy(p, t->verts, sizeof(prox_vec3) * t->vert_count), p += sizeof(prox_vec3) * t->vert_count;
+    memcpy(p, t->tris, sizeof(uint32_t[3]) * t->tri_count), p += sizeof(uint32_t[3]) * t->tri_count;
+    uint32_t crc = (uint32_t)crc32(0L, buf + 8, (uInt)n);
+    memcpy(p, &crc, 4);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(buf, 1, 8 + n + 4, f) == 8 + n + 4;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(buf);
+    if (!ok) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int valid_id(const prox_ist *t, uint32_t id)
+{
+    if (id == IST_EMPTY)
+        return 1;
+    return (id & IST_LEAF) ? (id & ~IST_LEAF) < t->sphere_count : id < t->node_count;
+}
+
+int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    size_t min = 8 + payload_size(0, 0, 0, 0) + 4;
+    if (size < 0 || (size_t)size < min) {
+        fclose(f);
+        snprintf(err, errlen, "%s: not an .ist file (too short: %ld bytes)", path, size);
+        return -1;
+    }
+    unsigned char *buf = malloc((size_t)size);
+    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(buf);
+        snprintf(err, errlen, "%s: cannot read", path);
+        return -1;
+    }
+    fclose(f);
+    prox_ist *t = NULL;
+    uint32_t h[IST_HEADER_U32];
+    if (memcmp(buf, IST_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "%s: not an .ist file (bad magic)", path);
+        goto fail;
+    }
+    memcpy(h, buf + 8, sizeof h);
+    if (h[1] != 0x01020304u) {
+        snprintf(err, errlen, "%s: .ist file from a machine of other byte order", path);
+        goto fail;
+    }
+    if (h[0] != IST_VERSION) {
+        snprintf(err, errlen, "%s: .ist version %u, this prox reads version %u; rebuild it with prox build", path, h[0], IST_VERSION);
+        goto fail;
+    }
+    if (h[2] > (1u << 28) || h[3] > (1u << 28) || h[4] > (1u << 28) || h[5] > (1u << 28) || h[3] == 0) {
+        snprintf(err, errlen, "%s: corrupt .ist header (counts out of range)", path);
+        goto fail;
+    }
+    size_t n = payload_size(h[2], h[3], h[4], h[5]);
+    if ((size_t)size != 8 + n + 4) {
+        snprintf(err, errlen, "%s: truncated or padded .ist file (%ld bytes, expected %zu)", path, size, 8 + n + 4);
+        goto fail;
+    }
+    uint32_t crc;
+    memcpy(&crc, buf + 8 + n, 4);
+    if ((uint32_t)crc32(0L, buf + 8, (uInt)n) != crc) {
+        snprintf(err, errlen, "%s: checksum mismatch: the .ist file is corrupt; rebuild it with prox build", path);
+        goto fail;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t)
+        goto oom;
+    t->node_count = h[2], t->sphere_count = h[3], t->vert_count = h[4], t->tri_count = h[5];
+    t->tree.root = h[6];
+    t->root_leaves = h[7];
+    const unsigned char *p = buf + 8 + sizeof h;
+    memcpy(t->root, p, 16), p += 16;
+    double dd[9];
+    memcpy(dd, p, sizeof dd), p += sizeof dd;
+    memcpy(&t->voxels_inside, p, 4), p += 4;
+    t->root_vol = dd[0], t->mesh_volume = dd[1], t->voxel_size = dd[2], t->voxel_volume = dd[3], t->surface_gap = dd[4];
+    t->build_seconds = dd[5];
+    t->com = prox_v3(dd[6], dd[7], dd[8]);
+    t->nodes = malloc(sizeof(ist_node) * (t->node_count ? t->node_count : 1));
+    t->spheres = malloc(sizeof(ist_sphere) * t->sphere_count);
+    t->verts = malloc(sizeof(prox_vec3) * (t->vert_count ? t->vert_count : 1));
+    t->tris = malloc(sizeof(uint32_t[3]) * (t->tri_count ? t->tri_count : 1));
+    if (!t->nodes || !t->spheres || !t->verts || !t->tris)
+        goto oom;
+    memcpy(t->nodes, p, sizeof(ist_node) * t->node_count), p += sizeof(ist_node) * t->node_count;
+    memcpy(t->spheres, p, sizeof(ist_sphere) * t->sphere_count), p += sizeof(ist_sphere) * t->sphere_count;
+    memcpy(t->verts, p, sizeof(prox_vec3) * t->vert_count), p += sizeof(prox_vec3) * t->vert_count;
+    memcpy(t->tris, p, sizeof(uint32_t[3]) * t->tri_count);
+    /* validate everything a query will follow or compute with */
+    int ok = valid_id(t, t->tree.root) && t->tree.root != IST_EMPTY && (t->tree.root & IST_LEAF) == 0 && t->node_count > 0;
+    for (int k = 0; k < 4; k++)
+        ok = ok && isfinite(t->root[k]);
+    for (int k = 0; k < 9; k++)
+        ok = ok && isfinite(dd[k]);
+    for (uint32_t i = 0; ok && i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            const ist_node *nd = &t->nodes[i];
+            ok = valid_id(t, nd->child[j]) && isfinite(nd->cx[j]) && isfinite(nd->cy[j]) && isfinite(nd->cz[j]) &&
+                 isfinite(nd->cr[j]) && isfinite(nd->cvol[j]) && (nd->child[j] == IST_EMPTY || nd->child[j] > i);
+        }
+    for (uint32_t i = 0; ok && i < t->sphere_count; i++) {
+        const ist_sphere *s = &t->spheres[i];
+        ok = isfinite(s->x) && isfinite(s->y) && isfinite(s->z) && s->r >= 0 && s->r2 >= 0 && isfinite(s->r) &&
+             isfinite(s->r2) && s->tri < t->tri_count;
+    }
+    for (uint32_t i = 0; ok && i < t->tri_count; i++)
+        ok = t->tris[i][0] < t->vert_count && t->tris[i][1] < t->vert_count && t->tris[i][2] < t->vert_count;
+    for (uint32_t i = 0; ok && i < t->vert_count; i++)
+        ok = prox_v3_isfinite(t->verts[i]);
+    if (!ok) {
+        snprintf(err, errlen, "%s: inconsistent .ist contents (bad index or number); rebuild it with prox build", path);
+        goto fail;
+    }
+    if (ist_derive(t) != 0)
+        goto oom;
+    t->tree.type = PROX_TREE_IST;
+    t->tree.impl = t;
+    t->tree.volume = t->mesh_volume;
+    t->tree.com = t->com;
+    free(buf);
+    *out = t;
+    return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+fail:
+    free(buf);
+    prox_ist_free(t);
+    return -1;
+}

@@ -1,0 +1,271 @@
+/* ist_query.c - (IST, IST) handlers: distance (Algorithm 1, refined with
+ * the exact triangles of the closest spheres, 4.1.2), tolerance, collide,
+ * contacts, and penetration volume (Algorithm 2; time-critical Algorithm 3
+ * through the engine's deadline). RT safe.
+ *
+ * Expansion tests all child pairs of two 4-ary nodes (up to 16) from the
+ * nodes' struct-of-arrays records. Penetration volume uses the secondary
+ * radii (4.2.1): their volumes add up to the object's voxelized volume.
+ * Expected overlap of a node pair (its share of the running estimate):
+ * the lens of the two bounding spheres, each thinned by its fill ratio
+ * (leaf volume / bounding sphere volume). Priority: largest expected
+ * overlap first. Certified upper bound of a node pair: min(volA * leavesB,
+ * volB * leavesA) (each leaf lens is at most the smaller leaf).
+ */
+#include <string.h>
+
+#include "handlers.h"
+#include "ist_internal.h"
+#include "sphere.h"
+
+typedef struct kids {
+    int n;
+    uint32_t id[4], leaves[4];
+    double x[4], y[4], z[4], R[4], vol[4];
+} kids;
+
+static void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k)
+{
+    k->n = 0;
+    if (id & IST_LEAF) {
+        float s[4], v;
+        uint32_t l;
+        ist_id_sphere(t, id, s, &v, &l);
+        k->id[0] = id, k->leaves[0] = 1;
+        k->x[0] = s[0], k->y[0] = s[1], k->z[0] = s[2], k->R[0] = s[3], k->vol[0] = v;
+        k->n = 1;
+    } else {
+        const ist_node *nd = &t->nodes[id];
+        for (int j = 0; j < 4; j++) {
+            if (nd->child[j] == IST_EMPTY)
+                continue;
+            int m = k->n++;
+            k->id[m] = nd->child[j];
+            k->leaves[m] = nd->cleaves[j];
+            k->x[m] = nd->cx[j], k->y[m] = nd->cy[j], k->z[m] = nd->cz[j], k->R[m] = nd->cr[j], k->vol[m] = nd->cvol[j];
+        }
+    }
+    if (X)
+        for (int m = 0; m < k->n; m++) {
+            prox_vec3 c = prox_xform_point(X, prox_v3(k->x[m], k->y[m], k->z[m]));
+            k->x[m] = c.x, k->y[m] = c.y, k->z[m] = c.z;
+        }
+}
+
+static inline prox_vec3 sphere_centre(const prox_ist *t, uint32_t leaf, const prox_xform *X)
+{
+    const ist_sphere *s = &t->spheres[leaf];
+    prox_vec3 c = prox_v3(s->x, s->y, s->z);
+    return X ? prox_xform_point(X, c) : c;
+}
+
+/* exact inner-sphere distance of a leaf pair, offered with witnesses */
+static void leaf_distance(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    prox_vec3 ca = sphere_centre(A, la, NULL), cb = sphere_centre(B, lb, &p->b_in_a);
+    double ra = A->spheres[la].r, rb = B->spheres[lb].r;
+    prox_vec3 u = prox_v3_sub(cb, ca);
+    double len = prox_v3_len(u);
+    prox_vec3 n = len > 0 ? prox_v3_scale(u, 1.0 / len) : prox_v3(1, 0, 0);
+    double d = len - ra - rb;
+    prox_ctx_count(c, 0, 1);
+    if (p->query->kind == PROX_QUERY_COLLIDE || p->query->kind == PROX_QUERY_CONTACTS) {
+        if (d <= 0)
+            prox_ctx_report_overlap(c, p, la, lb, prox_v3_madd(ca, n, ra + 0.5 * d));
+        return;
+    }
+    prox_ctx_offer_distance(c, p, d, prox_v3_madd(ca, n, ra), prox_v3_madd(cb, n, -rb), la, lb);
+}
+
+static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    if ((na & IST_LEAF) && (nb & IST_LEAF)) {
+        leaf_distance(c, p, na & ~IST_LEAF, nb & ~IST_LEAF);
+        return;
+    }
+    kids ka, kb;
+    get_kids(A, na, NULL, &ka);
+    get_kids(B, nb, &p->b_in_a, &kb);
+    int overlap_only = p->query->kind == PROX_QUERY_COLLIDE || p->query->kind == PROX_QUERY_CONTACTS;
+    double best = prox_ctx_best(c);
+    prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
+    for (int i = 0; i < ka.n; i++)
+        for (int j = 0; j < kb.n; j++) {
+            double dx = ka.x[i] - kb.x[j], dy = ka.y[i] - kb.y[j], dz = ka.z[i] - kb.z[j];
+            double g = sqrt(dx * dx + dy * dy + dz * dz) - ka.R[i] - kb.R[j];
+            if (overlap_only ? g > 0 : g >= best)
+                continue;
+            if ((ka.id[i] & IST_LEAF) && (kb.id[j] & IST_LEAF)) {
+                leaf_distance(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
+                if (prox_ctx_done(c))
+                    return;
+                best = prox_ctx_best(c);
+            } else
+                prox_ctx_push(c, p, ka.id[i], kb.id[j], g > 0 ? g : 0.0);
+        }
+}
+
+static void root_distance(prox_ctx *c, const prox_pairstate *p)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    prox_ctx_set_bound_offset(c, p, A->surface_gap + B->surface_gap);
+    prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
+}
+
+static void seed_distance(prox_ctx *c, const prox_pairstate *p)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    uint32_t la = p->cache->leaf_a, lb = p->cache->leaf_b;
+    if (p->swapped) {
+        uint32_t t = la;
+        la = lb;
+        lb = t;
+    }
+    if (la < A->sphere_count && lb < B->sphere_count)
+        leaf_distance(c, p, la, lb);
+}
+
+/* 4.1.2: the exact distance between the triangles attached to the closest
+ * spheres is a true upper bound on the mesh distance, and far tighter than
+ * the sphere distance */
+static void finish_distance(prox_ctx *c, const prox_pairstate *p)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    double v;
+    uint32_t la, lb;
+    if (p->query->kind != PROX_QUERY_DISTANCE || prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0)
+        return;
+    if (la >= A->sphere_count || lb >= B->sphere_count)
+        return;
+    const uint32_t *ta = A->tris[A->spheres[la].tri], *tb = B->tris[B->spheres[lb].tri];
+    prox_vec3 P[3], Q[3], pa, pb;
+    for (int k = 0; k < 3; k++) {
+        P[k] = A->verts[ta[k]];
+        Q[k] = prox_xform_point(&p->b_in_a, B->verts[tb[k]]);
+    }
+    double d = prox_triangle_distance(P, Q, &pa, &pb);
+    prox_ctx_count(c, 0, 1);
+    if (d < v)
+        prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
+}
+
+/* ---- penetration volume ---- */
+
+static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
+
+static void push_vol(prox_ctx *c, const prox_pairstate *p, const kids *ka, int i, const kids *kb, int j, double dist)
+{
+    double fa = ka->vol[i] / sphere_vol(ka->R[i]), fb = kb->vol[j] / sphere_vol(kb->R[j]);
+    fa = fa > 1 ? 1 : fa;
+    fb = fb > 1 ? 1 : fb;
+    double ub = fmin(ka->vol[i] * kb->leaves[j], kb->vol[j] * ka->leaves[i]);
+    double est = prox_lens_volume(ka->R[i], kb->R[j], dist) * fa * fb;
+    est = fmin(est, fmin(ka->vol[i], kb->vol[j]));
+    if (est > ub)
+        est = ub;
+    prox_ctx_push_vol(c, p, ka->id[i], kb->id[j], -est, est, ub);
+}
+
+static void leaf_volume(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    prox_vec3 ca = sphere_centre(A, la, NULL), cb = sphere_centre(B, lb, &p->b_in_a);
+    double r1 = A->spheres[la].r2, r2 = B->spheres[lb].r2;
+    prox_vec3 u = prox_v3_sub(cb, ca);
+    double d = prox_v3_len(u);
+    prox_ctx_count(c, 0, 1);
+    double v = prox_lens_volume(r1, r2, d);
+    if (v <= 0)
+        return;
+    prox_vec3 n = d > 0 ? prox_v3_scale(u, 1.0 / d) : prox_v3(0, 0, 1);
+    double a = prox_lens_plane(r1, r2, d);
+    prox_ctx_add_volume(c, p, v, n, prox_v3_madd(ca, n, a), la, lb);
+}
+
+static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    if ((na & IST_LEAF) && (nb & IST_LEAF)) {
+        leaf_volume(c, p, na & ~IST_LEAF, nb & ~IST_LEAF);
+        return;
+    }
+    kids ka, kb;
+    get_kids(A, na, NULL, &ka);
+    get_kids(B, nb, &p->b_in_a, &kb);
+    prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
+    for (int i = 0; i < ka.n; i++)
+        for (int j = 0; j < kb.n; j++) {
+            double dx = kb.x[j] - ka.x[i], dy = kb.y[j] - ka.y[i], dz = kb.z[j] - ka.z[i];
+            double dist = sqrt(dx * dx + dy * dy + dz * dz);
+            if (dist >= ka.R[i] + kb.R[j])
+                continue; /* bounding spheres apart: nothing below overlaps */
+            int la = (ka.id[i] & IST_LEAF) != 0, lb = (kb.id[j] & IST_LEAF) != 0;
+            if (la && lb) {
+                leaf_volume(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
+                continue;
+            }
+            /* containment shortcut: a hierarchy sphere inside a (secondary)
+             * inner sphere overlaps it with all its leaf volume */
+            if (lb && !la) {
+                double r = B->spheres[kb.id[j] & ~IST_LEAF].r2;
+                if (dist + ka.R[i] <= r) {
+                    prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
+                    prox_ctx_add_volume(c, p, ka.vol[i], n, prox_v3(ka.x[i], ka.y[i], ka.z[i]), IST_EMPTY, kb.id[j] & ~IST_LEAF);
+                    continue;
+                }
+            } else if (la && !lb) {
+                double r = A->spheres[ka.id[i] & ~IST_LEAF].r2;
+                if (dist + kb.R[j] <= r) {
+                    prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
+                    prox_ctx_add_volume(c, p, kb.vol[j], n, prox_v3(kb.x[j], kb.y[j], kb.z[j]), ka.id[i] & ~IST_LEAF, IST_EMPTY);
+                    continue;
+                }
+            }
+            push_vol(c, p, &ka, i, &kb, j, dist);
+        }
+}
+
+static void root_penvol(prox_ctx *c, const prox_pairstate *p)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    kids ka, kb;
+    ka.n = kb.n = 1;
+    float s[4], v;
+    uint32_t l;
+    ist_id_sphere(A, p->a->root, s, &v, &l);
+    ka.id[0] = p->a->root, ka.leaves[0] = l, ka.x[0] = s[0], ka.y[0] = s[1], ka.z[0] = s[2], ka.R[0] = s[3], ka.vol[0] = v;
+    ist_id_sphere(B, p->b->root, s, &v, &l);
+    prox_vec3 cb = prox_xform_point(&p->b_in_a, prox_v3(s[0], s[1], s[2]));
+    kb.id[0] = p->b->root, kb.leaves[0] = l, kb.x[0] = cb.x, kb.y[0] = cb.y, kb.z[0] = cb.z, kb.R[0] = s[3], kb.vol[0] = v;
+    double dist = prox_v3_dist(cb, prox_v3(ka.x[0], ka.y[0], ka.z[0]));
+    if (dist < ka.R[0] + kb.R[0])
+        push_vol(c, p, &ka, 0, &kb, 0, dist);
+}
+
+void prox_ist_register(prox_bank *bank)
+{
+    prox_handler h;
+    memset(&h, 0, sizeof h);
+    h.name = "ist-ist distance";
+    h.root = root_distance;
+    h.seed = seed_distance;
+    h.expand = expand_distance;
+    h.finish = finish_distance;
+    prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_DISTANCE, &h);
+    h.name = "ist-ist tolerance";
+    h.finish = NULL;
+    prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_TOLERANCE, &h);
+    h.name = "ist-ist collide";
+    h.seed = NULL;
+    h.root = NULL;
+    prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_COLLIDE, &h);
+    h.name = "ist-ist contacts";
+    prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_CONTACTS, &h);
+    memset(&h, 0, sizeof h);
+    h.name = "ist-ist penetration volume";
+    h.root = root_penvol;
+    h.expand = expand_penvol;
+    prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_PENVOL, &h);
+}

@@ -1,0 +1,341 @@
+/* test_ist.c - inner sphere trees: packing invariants, hierarchy, files,
+ * and queries against closed forms and brute force. */
+#include <unistd.h>
+
+#include "check.h"
+#include "../core/ist_internal.h"
+#include "../core/sphere.h"
+#include "prox.h"
+#include "prox_bvh.h"
+#include "prox_ist.h"
+
+static prox_bank *bank;
+static prox_engine *engine;
+
+static double mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
+{
+    double best = INFINITY;
+    for (uint32_t t = 0; t < m->triangle_count; t++) {
+        prox_vec3 q;
+        double d2 = prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
+                                              m->vertices[m->triangles[t][2]], &q);
+        if (d2 < best)
+            best = d2;
+    }
+    return sqrt(best);
+}
+
+static prox_ist *build(prox_mesh *m, uint32_t spheres)
+{
+    prox_ist_def d = prox_ist_def_default();
+    d.target_spheres = spheres;
+    d.progress = 0;
+    prox_ist *t = NULL;
+    char err[256];
+    int rc = prox_ist_build(m, &d, &t, err, sizeof err);
+    CHECK(rc == 0, "build: %s", err);
+    return t;
+}
+
+/* every leaf below id, with its bounding-sphere check */
+static void check_node(const prox_ist *t, uint32_t id, const float s[4], double *vol, uint32_t *leaves, int *bad)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
+        double R = sp->r > sp->r2 ? sp->r : sp->r2;
+        double d = sqrt((sp->x - s[0]) * (sp->x - s[0]) + (sp->y - s[1]) * (sp->y - s[1]) + (sp->z - s[2]) * (sp->z - s[2]));
+        if (d + R > s[3] * (1 + 1e-5) + 1e-7)
+            (*bad)++;
+        *vol += 4.0 / 3.0 * M_PI * (double)sp->r2 * sp->r2 * sp->r2;
+        (*leaves)++;
+        return;
+    }
+    const ist_node *n = &t->nodes[id];
+    for (int j = 0; j < 4; j++) {
+        if (n->child[j] == IST_EMPTY)
+            continue;
+        float cs[4] = {n->cx[j], n->cy[j], n->cz[j], n->cr[j]};
+        double v = 0;
+        uint32_t l = 0;
+        check_node(t, n->child[j], cs, &v, &l, bad);
+        /* the child's sphere inside ours */
+        double d = sqrt((cs[0] - s[0]) * (cs[0] - s[0]) + (cs[1] - s[1]) * (cs[1] - s[1]) + (cs[2] - s[2]) * (cs[2] - s[2]));
+        (void)d;
+        if (fabs(v - n->cvol[j]) > 1e-4 * v + 1e-12 || l != n->cleaves[j])
+            (*bad)++;
+        *vol += v;
+        *leaves += l;
+    }
+}
+
+static void test_packing_invariants(void)
+{
+    prox_mesh *shapes[3] = {prox_mesh_make_sphere(0.5, 3), prox_mesh_make_box(prox_v3(0.4, 0.25, 0.15)),
+                            prox_mesh_make_torus(0.4, 0.12, 48, 24)};
+    const char *names[3] = {"sphere", "box", "torus"};
+    for (int s = 0; s < 3; s++) {
+        prox_ist *t = build(shapes[s], 400);
+        if (!t)
+            continue;
+        prox_ist_stats st;
+        prox_ist_get_stats(t, &st);
+        CHECK(st.spheres > 50, "%s: %u spheres", names[s], st.spheres);
+        int overlaps = 0, outside = 0;
+        for (uint32_t i = 0; i < t->sphere_count; i++) {
+            const ist_sphere *a = &t->spheres[i];
+            prox_vec3 c = prox_v3(a->x, a->y, a->z);
+            if (!prox_mesh_contains_point(shapes[s], c) || mesh_surface_dist(shapes[s], c) < a->r - 1e-6)
+                outside++;
+            for (uint32_t j = i + 1; j < t->sphere_count; j++) {
+                const ist_sphere *b = &t->spheres[j];
+                double d = sqrt((a->x - b->x) * (a->x - b->x) + (a->y - b->y) * (a->y - b->y) + (a->z - b->z) * (a->z - b->z));
+                if (d < a->r + b->r - 1e-6)
+                    overlaps++;
+            }
+        }
+        CHECK(overlaps == 0, "%s: %d overlapping sphere pairs", names[s], overlaps);
+        CHECK(outside == 0, "%s: %d spheres leave the mesh", names[s], outside);
+        CHECK(fabs(st.secondary_volume - st.voxel_volume) <= 1e-4 * st.voxel_volume, "%s: secondary %g vs voxel %g", names[s],
+              st.secondary_volume, st.voxel_volume);
+        CHECK(fabs(st.voxel_volume - st.mesh_volume) < 0.1 * st.mesh_volume, "%s: voxel volume %g vs mesh %g", names[s],
+              st.voxel_volume, st.mesh_volume);
+        CHECK(st.inner_volume < st.mesh_volume && st.inner_volume > 0.3 * st.mesh_volume, "%s: inner volume %g of %g", names[s],
+              st.inner_volume, st.mesh_volume);
+        double v = 0;
+        uint32_t l = 0;
+        int bad = 0;
+        check_node(t, t->tree.root, t->root, &v, &l, &bad);
+        CHECK(bad == 0 && l == t->sphere_count, "%s: hierarchy: %d violations, %u of %u leaves", names[s], bad, l, t->sphere_count);
+        CHECK(fabs(v - t->root_vol) <= 1e-6 * v, "%s: root volume", names[s]);
+        /* the surface-gap bound holds at sampled surface points */
+        int gap_bad = 0;
+        for (uint32_t tri = 0; tri < shapes[s]->triangle_count; tri += 7) {
+            prox_vec3 p = prox_v3_scale(prox_v3_add(prox_v3_add(shapes[s]->vertices[shapes[s]->triangles[tri][0]],
+                                                                shapes[s]->vertices[shapes[s]->triangles[tri][1]]),
+                                                    shapes[s]->vertices[shapes[s]->triangles[tri][2]]),
+                                        1.0 / 3.0);
+            double dmin = INFINITY;
+            for (uint32_t i = 0; i < t->sphere_count; i++) {
+                const ist_sphere *a = &t->spheres[i];
+                double d = sqrt((a->x - p.x) * (a->x - p.x) + (a->y - p.y) * (a->y - p.y) + (a->z - p.z) * (a->z - p.z)) - a->r;
+                dmin = fmin(dmin, d);
+            }
+            gap_bad += dmin > t->surface_gap;
+        }
+        CHECK(gap_bad == 0, "%s: surface gap bound %g violated %d times", names[s], t->surface_gap, gap_bad);
+        prox_ist_free(t);
+    }
+    for (int s = 0; s < 3; s++)
+        prox_mesh_free(shapes[s]);
+}
+
+static void test_refuses_open_mesh(void)
+{
+    prox_mesh *b = prox_mesh_make_box(prox_v3(1, 1, 1));
+    prox_mesh *open = prox_mesh_from_arrays(b->vertices, b->vertex_count, (const uint32_t(*)[3])b->triangles, 11);
+    prox_ist *t = NULL;
+    char err[256] = "";
+    CHECK(prox_ist_build(open, NULL, &t, err, sizeof err) == -1 && t == NULL, "open mesh refused");
+    CHECK(strstr(err, "not closed") && strstr(err, "3 boundary"), "message: %s", err);
+    prox_mesh_free(open);
+    prox_mesh_free(b);
+}
+
+static void test_files(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
+    prox_ist *t = build(m, 300);
+    char path[] = "/tmp/hapticd-ist-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    char err[512];
+    CHECK(prox_ist_save(t, path, err, sizeof err) == 0, "save: %s", err);
+    prox_ist *u = NULL;
+    CHECK(prox_ist_load(path, &u, err, sizeof err) == 0, "load: %s", err);
+    if (u) {
+        CHECK(u->sphere_count == t->sphere_count && u->node_count == t->node_count, "counts");
+        CHECK(!memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count), "spheres equal");
+        CHECK(!memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count), "nodes equal");
+        prox_ist_free(u);
+    }
+    /* truncated, corrupted, not an ist */
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(0x5a, f);
+    fclose(f);
+    u = NULL;
+    CHECK(prox_ist_load(path, &u, err, sizeof err) == -1 && u == NULL && strstr(err, "checksum"), "corrupt: %s", err);
+    CHECK(truncate(path, size / 2) == 0, "truncate");
+    CHECK(prox_ist_load(path, &u, err, sizeof err) == -1 && strstr(err, "truncated"), "truncated: %s", err);
+    f = fopen(path, "wb");
+    fputs("hello, not a tree", f);
+    fclose(f);
+    CHECK(prox_ist_load(path, &u, err, sizeof err) == -1 && strstr(err, path), "garbage: %s", err);
+    CHECK(prox_ist_load("/nonexistent/x.ist", &u, err, sizeof err) == -1 && strstr(err, "x.ist"), "missing: %s", err);
+    unlink(path);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
+static void test_lens_volume(void)
+{
+    /* closed forms: disjoint, contained, equal spheres half overlapping */
+    CHECK_NEAR(prox_lens_volume(1, 1, 2.5), 0.0, 0, "disjoint");
+    CHECK_NEAR(prox_lens_volume(1, 0.3, 0.5), 4.0 / 3.0 * M_PI * 0.027, 1e-15, "contained");
+    /* two unit spheres at d=1: 5 pi / 12 */
+    CHECK_NEAR(prox_lens_volume(1, 1, 1), 5.0 * M_PI / 12.0, 1e-12, "equal spheres d=1");
+    /* Monte Carlo for unequal radii */
+    unsigned long long s = 17;
+    double r1 = 0.7, r2 = 0.4, d = 0.8;
+    long in = 0, n = 400000;
+    for (long i = 0; i < n; i++) {
+        double x = check_rng_uniform(&s, -r2, r2), y = check_rng_uniform(&s, -r2, r2), z = check_rng_uniform(&s, -r2, r2);
+        if (x * x + y * y + z * z > r2 * r2)
+            continue;
+        double X = x + d;
+        if (X * X + y * y + z * z <= r1 * r1)
+            in++;
+    }
+    double mc = (double)in / n * 8 * r2 * r2 * r2;
+    CHECK(fabs(mc - prox_lens_volume(r1, r2, d)) < 0.01 * 8 * r2 * r2 * r2, "Monte Carlo %g vs %g", mc, prox_lens_volume(r1, r2, d));
+}
+
+static prox_result run(const prox_tree *a, const prox_tree *b, prox_xform xb, prox_query q, prox_cache *cache)
+{
+    prox_object_pair p = {a, b, prox_xform_identity(), xb, cache};
+    prox_result r;
+    CHECK(prox_query_run(engine, &q, &p, 1, &r) == 0, "query");
+    return r;
+}
+
+/* brute force over all leaf pairs with secondary radii */
+static double brute_penvol(const prox_ist *A, const prox_ist *B, const prox_xform *xb)
+{
+    double v = 0;
+    for (uint32_t i = 0; i < A->sphere_count; i++)
+        for (uint32_t j = 0; j < B->sphere_count; j++) {
+            const ist_sphere *a = &A->spheres[i], *b = &B->spheres[j];
+            prox_vec3 cb = prox_xform_point(xb, prox_v3(b->x, b->y, b->z));
+            v += prox_lens_volume(a->r2, b->r2, prox_v3_dist(cb, prox_v3(a->x, a->y, a->z)));
+        }
+    return v;
+}
+
+static void test_penvol_vs_brute(void)
+{
+    prox_mesh *ma = prox_mesh_make_sphere(0.5, 3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    prox_ist *A = build(ma, 300), *B = build(mb, 300);
+    unsigned long long s = 3;
+    for (int i = 0; i < 25; i++) {
+        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.8, 0.8), check_rng_uniform(&s, -0.3, 0.3), 0.1), q);
+        double want = brute_penvol(A, B, &xb);
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_PENVOL), NULL);
+        CHECK(fabs(r.value - want) <= 1e-5 * want + 1e-12, "penvol %g vs brute %g", r.value, want);
+        CHECK(r.complete && r.lower <= want * (1 + 1e-5) + 1e-12 && r.upper >= want * (1 - 1e-5), "bounds [%g %g]", r.lower, r.upper);
+        /* budgeted: brackets the full value */
+        prox_query bq = prox_query_default(PROX_QUERY_PENVOL);
+        bq.deadline_ns = prox_now_ns();
+        bq.check_every = 1;
+        prox_result rb = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
+        CHECK(rb.lower <= r.value * (1 + 1e-5) + 1e-12 && rb.upper >= r.value * (1 - 1e-5) - 1e-12, "budgeted [%g, %g] brackets %g",
+              rb.lower, rb.upper, r.value);
+        /* swapped order gives the same volume and the opposite force */
+        prox_xform xa_in_b = prox_xform_inverse(&xb);
+        prox_result rs = run(prox_ist_tree(B), prox_ist_tree(A), xa_in_b, prox_query_default(PROX_QUERY_PENVOL), NULL);
+        CHECK(fabs(rs.value - r.value) <= 1e-5 * r.value + 1e-12, "swapped %g vs %g", rs.value, r.value);
+    }
+    prox_ist_free(A);
+    prox_ist_free(B);
+    prox_mesh_free(ma);
+    prox_mesh_free(mb);
+}
+
+static void test_distance_vs_mesh(void)
+{
+    prox_mesh *ma = prox_mesh_make_sphere(0.5, 3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    prox_ist *A = build(ma, 1500), *B = build(mb, 1500);
+    prox_bvh *ba = prox_bvh_build(ma), *bb = prox_bvh_build(mb);
+    unsigned long long s = 8;
+    double worst_rel = 0;
+    for (int i = 0; i < 40; i++) {
+        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        prox_vec3 dir = prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)));
+        prox_xform xb = prox_xform_from_pose(prox_v3_scale(dir, check_rng_uniform(&s, 1.0, 1.3)), q);
+        prox_result exact = run(prox_bvh_tree(ba), prox_bvh_tree(bb), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        CHECK(r.value >= exact.value - 1e-9, "IST distance %g below the exact %g", r.value, exact.value);
+        CHECK(r.lower <= exact.value + 1e-9 && r.upper >= exact.value - 1e-9, "[%g, %g] brackets exact %g", r.lower, r.upper, exact.value);
+        if (exact.value > 0.05)
+            worst_rel = fmax(worst_rel, (r.value - exact.value) / exact.value);
+        /* budgeted results bracket the unbudgeted value too */
+        prox_query bq = prox_query_default(PROX_QUERY_DISTANCE);
+        bq.deadline_ns = prox_now_ns();
+        bq.check_every = 1;
+        prox_result rb = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
+        CHECK(rb.lower <= exact.value + 1e-9 && rb.upper >= r.value - 1e-9, "budgeted [%g, %g] vs %g", rb.lower, rb.upper, r.value);
+    }
+    CHECK(worst_rel < 0.05, "IST distance within 5%% of exact at gaps > 0.05 (worst %.3g)", worst_rel);
+    fprintf(stderr, "    worst relative distance error at 1500 spheres: %.4f\n", worst_rel);
+    prox_bvh_free(ba);
+    prox_bvh_free(bb);
+    prox_ist_free(A);
+    prox_ist_free(B);
+    prox_mesh_free(ma);
+    prox_mesh_free(mb);
+}
+
+static void test_force_continuity_and_combined(void)
+{
+    prox_mesh *ma = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.1)), *mb = prox_mesh_make_sphere(0.1, 2);
+    prox_ist *A = build(ma, 800), *B = build(mb, 200);
+    prox_vec3 prev = {0, 0, 0};
+    double max_jump = 0, max_f = 0;
+    int separated = 0, overlapping = 0;
+    for (int i = 0; i <= 200; i++) {
+        double z = 0.25 - 0.001 * i; /* from 0.05 above the top face to 0.15 into it */
+        prox_xform xb = prox_xform_from_pose(prox_v3(0.05, -0.03, z), prox_quat_identity());
+        prox_object_pair p = {prox_ist_tree(A), prox_ist_tree(B), prox_xform_identity(), xb, NULL};
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_result r;
+        CHECK(prox_query_combined(engine, &q, &p, 1, &r) == 0, "combined");
+        if (r.flags & PROX_RESULT_OVERLAP) {
+            overlapping++;
+            CHECK(r.value <= 0, "overlap reports -volume");
+            CHECK(r.force.z > 0, "the force pushes B out (up): %g", r.force.z);
+        } else {
+            separated++;
+            CHECK(r.value > 0, "separated reports the distance");
+        }
+        double jump = prox_v3_dist(r.force, prev);
+        max_jump = fmax(max_jump, jump);
+        max_f = fmax(max_f, prox_v3_len(r.force));
+        prev = r.force;
+    }
+    CHECK(separated > 20 && overlapping > 100, "both regimes seen (%d, %d)", separated, overlapping);
+    CHECK(max_jump < 0.1 * max_f, "force continuous: largest step %g of max %g", max_jump, max_f);
+    prox_ist_free(A);
+    prox_ist_free(B);
+    prox_mesh_free(ma);
+    prox_mesh_free(mb);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    engine = prox_engine_create(NULL, bank);
+    RUN_TEST(test_lens_volume);
+    RUN_TEST(test_packing_invariants);
+    RUN_TEST(test_refuses_open_mesh);
+    RUN_TEST(test_files);
+    RUN_TEST(test_penvol_vs_brute);
+    RUN_TEST(test_distance_vs_mesh);
+    RUN_TEST(test_force_continuity_and_combined);
+    prox_engine_destroy(engine);
+    prox_bank_destroy(bank);
+    return check_summary(argv[0]);
+}
