@@ -39,8 +39,55 @@ prox_ist_def prox_ist_def_default(void)
 
 const prox_tree *prox_ist_tree(const prox_ist *ist) { return &ist->tree; }
 
+typedef struct adj_edge {
+    uint32_t lo, hi, tri;
+} adj_edge;
+
+static int adj_cmp(const void *pa, const void *pb)
+{
+    const adj_edge *a = pa, *b = pb;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return a->hi < b->hi ? -1 : (a->hi > b->hi);
+}
+
+static int derive_adjacency(prox_ist *t)
+{
+    size_t ne = (size_t)t->tri_count * 3;
+    adj_edge *e = malloc(sizeof *e * (ne ? ne : 1));
+    free(t->adj);
+    t->adj = malloc(sizeof *t->adj * (t->tri_count ? t->tri_count : 1));
+    if (!e || !t->adj) {
+        free(e);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->tri_count; i++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = t->tris[i][k], b = t->tris[i][(k + 1) % 3];
+            e[3 * (size_t)i + k] = (adj_edge){a < b ? a : b, a < b ? b : a, i};
+            t->adj[i][k] = i; /* no neighbour: itself */
+        }
+    qsort(e, ne, sizeof *e, adj_cmp);
+    for (size_t i = 0; i + 1 < ne; i++)
+        if (e[i].lo == e[i + 1].lo && e[i].hi == e[i + 1].hi) {
+            uint32_t a = e[i].tri, b = e[i + 1].tri;
+            for (int k = 0; k < 3; k++) {
+                uint32_t x = t->tris[a][k], y = t->tris[a][(k + 1) % 3];
+                if ((x < y ? x : y) == e[i].lo && (x < y ? y : x) == e[i].hi)
+                    t->adj[a][k] = b;
+                x = t->tris[b][k], y = t->tris[b][(k + 1) % 3];
+                if ((x < y ? x : y) == e[i].lo && (x < y ? y : x) == e[i].hi)
+                    t->adj[b][k] = a;
+            }
+        }
+    free(e);
+    return 0;
+}
+
 int ist_derive(prox_ist *t)
 {
+    if (derive_adjacency(t) != 0)
+        return -1;
     free(t->nsph);
     free(t->nvol);
     free(t->nleaves);
@@ -74,6 +121,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nsph);
     free(t->nvol);
     free(t->nleaves);
+    free(t->adj);
     free(t->nodes);
     free(t->spheres);
     free(t->verts);
@@ -660,44 +708,52 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         t->spheres[s].r2 = (float)cbrt(3.0 * count[s] * vox_vol / (4.0 * M_PI));
         assigned += count[s];
     }
-    /* 5. certified surface gap: for a triangle T and any point p of it,
-     * dist(p, spheres) <= dist(v, spheres) + diam(T) for each vertex v; the
-     * vertex distance is bounded from above by spheres found near it */
+    /* 5. certified surface gap: each triangle is sampled on a barycentric
+     * grid whose cells have diameter at most `cell` (<= one voxel); any
+     * point of the triangle is within `cell` of a sample, and the distance
+     * to the sphere union is 1-Lipschitz, so gap <= max over samples of
+     * their distance (bounded from above by spheres found near them) + cell */
     double gap = 0;
     for (uint32_t ti = 0; ti < m->triangle_count && count; ti++) {
-        double best_v = INFINITY, diam = 0;
-        for (int a = 0; a < 3; a++) {
-            prox_vec3 p = m->vertices[m->triangles[ti][a]];
-            diam = fmax(diam, prox_v3_dist(p, m->vertices[m->triangles[ti][(a + 1) % 3]]));
-            int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
-            double dv = INFINITY;
-            for (int ring = 1; ring <= 3 && !isfinite(dv); ring++)
-                for (int a2 = i - ring; a2 <= i + ring; a2++)
-                    for (int b2 = j - ring; b2 <= j + ring; b2++)
-                        for (int c2 = k - ring; c2 <= k + ring; c2++) {
-                            if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
-                                continue;
-                            size_t w = ((size_t)a2 * ny + b2) * nz + c2;
-                            if (!inside[w] || owner[w] < 0)
-                                continue;
-                            const ist_sphere *s = &t->spheres[owner[w]];
-                            double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
-                            if (dd < dv)
-                                dv = dd;
-                        }
-            if (!isfinite(dv)) /* far from every assigned voxel: check all spheres */
-                for (uint32_t s = 0; s < ns; s++) {
-                    const ist_sphere *sp = &t->spheres[s];
-                    double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
-                    if (dd < dv)
-                        dv = dd;
-                }
-            if (dv < best_v)
-                best_v = dv;
-        }
-        double g = (best_v > 0 ? best_v : 0) + diam;
-        if (g > gap)
-            gap = g;
+        prox_vec3 P[3] = {m->vertices[m->triangles[ti][0]], m->vertices[m->triangles[ti][1]], m->vertices[m->triangles[ti][2]]};
+        double diam = fmax(prox_v3_dist(P[0], P[1]), fmax(prox_v3_dist(P[1], P[2]), prox_v3_dist(P[2], P[0])));
+        int sub = (int)ceil(diam / h);
+        if (sub < 1)
+            sub = 1;
+        if (sub > 256)
+            sub = 256;
+        double cell = diam / sub;
+        for (int u = 0; u <= sub; u++)
+            for (int w = 0; u + w <= sub; w++) {
+                double bu = (double)u / sub, bw = (double)w / sub;
+                prox_vec3 p = prox_v3_add(P[0], prox_v3_add(prox_v3_scale(prox_v3_sub(P[1], P[0]), bu), prox_v3_scale(prox_v3_sub(P[2], P[0]), bw)));
+                int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
+                double dv = INFINITY;
+                for (int ring = 1; ring <= 3 && !isfinite(dv); ring++)
+                    for (int a2 = i - ring; a2 <= i + ring; a2++)
+                        for (int b2 = j - ring; b2 <= j + ring; b2++)
+                            for (int c2 = k - ring; c2 <= k + ring; c2++) {
+                                if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
+                                    continue;
+                                size_t w2 = ((size_t)a2 * ny + b2) * nz + c2;
+                                if (!inside[w2] || owner[w2] < 0)
+                                    continue;
+                                const ist_sphere *s = &t->spheres[owner[w2]];
+                                double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
+                                if (dd < dv)
+                                    dv = dd;
+                            }
+                if (!isfinite(dv)) /* far from every assigned voxel: check all spheres */
+                    for (uint32_t s = 0; s < ns; s++) {
+                        const ist_sphere *sp = &t->spheres[s];
+                        double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
+                        if (dd < dv)
+                            dv = dd;
+                    }
+                double g = (dv > 0 ? dv : 0) + cell;
+                if (g > gap)
+                    gap = g;
+            }
     }
     free(owner);
     free(surf);

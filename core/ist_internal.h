@@ -50,6 +50,7 @@ struct prox_ist {
     float (*nsph)[4];
     float *nvol;
     uint32_t *nleaves;
+    uint32_t (*adj)[3]; /* edge-adjacent triangles (closed mesh: always 3) */
 };
 
 /* Fill nsph/nvol/nleaves (build and load). 0, or -1 out of memory. */

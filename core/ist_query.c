@@ -127,6 +127,17 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
         leaf_distance(c, p, la, lb);
 }
 
+static double tri_pair_distance(const prox_ist *A, uint32_t ta, const prox_ist *B, uint32_t tb, const prox_xform *b_in_a,
+                                prox_vec3 *pa, prox_vec3 *pb)
+{
+    prox_vec3 P[3], Q[3];
+    for (int k = 0; k < 3; k++) {
+        P[k] = A->verts[A->tris[ta][k]];
+        Q[k] = prox_xform_point(b_in_a, B->verts[B->tris[tb][k]]);
+    }
+    return prox_triangle_distance(P, Q, pa, pb);
+}
+
 /* 4.1.2: the exact distance between the triangles attached to the closest
  * spheres is a true upper bound on the mesh distance, and far tighter than
  * the sphere distance */
@@ -139,14 +150,33 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     if (la >= A->sphere_count || lb >= B->sphere_count)
         return;
-    const uint32_t *ta = A->tris[A->spheres[la].tri], *tb = B->tris[B->spheres[lb].tri];
-    prox_vec3 P[3], Q[3], pa, pb;
-    for (int k = 0; k < 3; k++) {
-        P[k] = A->verts[ta[k]];
-        Q[k] = prox_xform_point(&p->b_in_a, B->verts[tb[k]]);
+    /* start at the triangles closest to the two sphere centres, then walk
+     * both meshes over edge-adjacent triangles while the distance drops
+     * (a local descent; bounded steps keep it real-time) */
+    uint32_t ta = A->spheres[la].tri, tb = B->spheres[lb].tri;
+    prox_vec3 pa, pb;
+    double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
+    uint32_t tests = 1;
+    for (int step = 0; step < 48; step++) {
+        uint32_t best_a = ta, best_b = tb;
+        double best = d;
+        prox_vec3 qa, qb, ba = pa, bb = pb;
+        for (int k = 0; k < 3; k++) {
+            uint32_t na = A->adj[ta][k];
+            double dn = tri_pair_distance(A, na, B, tb, &p->b_in_a, &qa, &qb);
+            if (dn < best)
+                best = dn, best_a = na, best_b = tb, ba = qa, bb = qb;
+            uint32_t nb = B->adj[tb][k];
+            dn = tri_pair_distance(A, ta, B, nb, &p->b_in_a, &qa, &qb);
+            if (dn < best)
+                best = dn, best_a = ta, best_b = nb, ba = qa, bb = qb;
+        }
+        tests += 6;
+        if (!(best < d))
+            break;
+        d = best, ta = best_a, tb = best_b, pa = ba, pb = bb;
     }
-    double d = prox_triangle_distance(P, Q, &pa, &pb);
-    prox_ctx_count(c, 0, 1);
+    prox_ctx_count(c, 0, tests);
     if (d < v)
         prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
 }

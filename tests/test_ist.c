@@ -79,7 +79,8 @@ static void test_packing_invariants(void)
             continue;
         prox_ist_stats st;
         prox_ist_get_stats(t, &st);
-        CHECK(st.spheres > 50, "%s: %u spheres", names[s], st.spheres);
+        /* a ball is filled by one central sphere; box and torus need many */
+        CHECK(st.spheres >= (s == 0 ? 1u : 50u), "%s: %u spheres", names[s], st.spheres);
         int overlaps = 0, outside = 0;
         for (uint32_t i = 0; i < t->sphere_count; i++) {
             const ist_sphere *a = &t->spheres[i];
@@ -255,7 +256,7 @@ static void test_penvol_vs_brute(void)
 
 static void test_distance_vs_mesh(void)
 {
-    prox_mesh *ma = prox_mesh_make_sphere(0.5, 3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    prox_mesh *ma = prox_mesh_make_box(prox_v3(0.45, 0.3, 0.25)), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
     prox_ist *A = build(ma, 1500), *B = build(mb, 1500);
     prox_bvh *ba = prox_bvh_build(ma), *bb = prox_bvh_build(mb);
     unsigned long long s = 8;
