@@ -28,7 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bvh_internal.h"
 #include "ist_internal.h"
 
 prox_ist_def prox_ist_def_default(void)
@@ -155,41 +154,133 @@ static void progress_show(progress *p, const char *stage, double frac)
     fflush(stderr);
 }
 
-/* ---- closest point on the mesh (BVH branch and bound) ---- */
+/* ---- closest point on the mesh ----
+ * A private AABB tree over the triangles (median split on the longest
+ * axis), used only while building: the distance field needs millions of
+ * point queries and nothing else. */
 
-static double point_box_dist2(const bvh_node *n, prox_vec3 p)
+typedef struct aabb_node {
+    float lo[3], hi[3];
+    uint32_t left, right; /* right == UINT32_MAX: leaf, left = triangle */
+} aabb_node;
+
+typedef struct aabb_tree {
+    aabb_node *n;
+    uint32_t count;
+    const prox_mesh *m;
+} aabb_tree;
+
+static int g_axis; /* qsort context (build only, single thread) */
+static const prox_vec3 *g_cent;
+static int cent_cmp(const void *pa, const void *pb)
 {
-    prox_vec3 d = prox_m3_tmul_v(&n->R, prox_v3_sub(p, n->c));
-    double x = fabs(d.x) - n->e.x, y = fabs(d.y) - n->e.y, z = fabs(d.z) - n->e.z;
-    x = x > 0 ? x : 0, y = y > 0 ? y : 0, z = z > 0 ? z : 0;
-    return x * x + y * y + z * z;
+    double a = prox_v3_get(g_cent[*(const uint32_t *)pa], g_axis), b = prox_v3_get(g_cent[*(const uint32_t *)pb], g_axis);
+    return a < b ? -1 : (a > b);
+}
+
+static uint32_t aabb_build_rec(aabb_tree *t, uint32_t *idx, uint32_t n, const prox_vec3 *cent)
+{
+    uint32_t me = t->count++;
+    aabb_node *nd = &t->n[me];
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint32_t k = 0; k < n; k++)
+        for (int v = 0; v < 3; v++) {
+            prox_vec3 p = t->m->vertices[t->m->triangles[idx[k]][v]];
+            double c[3] = {p.x, p.y, p.z};
+            for (int a = 0; a < 3; a++)
+                lo[a] = fmin(lo[a], c[a]), hi[a] = fmax(hi[a], c[a]);
+        }
+    for (int a = 0; a < 3; a++) { /* round outward so float boxes still contain */
+        nd->lo[a] = nextafterf((float)lo[a], -INFINITY);
+        nd->hi[a] = nextafterf((float)hi[a], INFINITY);
+    }
+    if (n == 1) {
+        nd->left = idx[0];
+        nd->right = UINT32_MAX;
+        return me;
+    }
+    int axis = 0;
+    for (int a = 1; a < 3; a++)
+        if (hi[a] - lo[a] > hi[axis] - lo[axis])
+            axis = a;
+    g_axis = axis;
+    g_cent = cent;
+    qsort(idx, n, sizeof *idx, cent_cmp);
+    uint32_t l = aabb_build_rec(t, idx, n / 2, cent);
+    uint32_t r = aabb_build_rec(t, idx + n / 2, n - n / 2, cent);
+    t->n[me].left = l;
+    t->n[me].right = r;
+    return me;
+}
+
+static int aabb_build(aabb_tree *t, const prox_mesh *m)
+{
+    uint32_t n = m->triangle_count;
+    t->m = m;
+    t->count = 0;
+    t->n = malloc(sizeof(aabb_node) * (2 * (size_t)n));
+    uint32_t *idx = malloc(sizeof(uint32_t) * n);
+    prox_vec3 *cent = malloc(sizeof(prox_vec3) * n);
+    if (!t->n || !idx || !cent) {
+        free(idx);
+        free(cent);
+        free(t->n);
+        t->n = NULL;
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        idx[i] = i;
+        cent[i] = prox_v3_scale(prox_v3_add(prox_v3_add(m->vertices[m->triangles[i][0]], m->vertices[m->triangles[i][1]]),
+                                            m->vertices[m->triangles[i][2]]),
+                                1.0 / 3.0);
+    }
+    aabb_build_rec(t, idx, n, cent);
+    free(idx);
+    free(cent);
+    return 0;
+}
+
+static double point_aabb_dist2(const aabb_node *n, prox_vec3 p)
+{
+    double c[3] = {p.x, p.y, p.z}, s = 0;
+    for (int a = 0; a < 3; a++) {
+        double d = c[a] < n->lo[a] ? n->lo[a] - c[a] : (c[a] > n->hi[a] ? c[a] - n->hi[a] : 0);
+        s += d * d;
+    }
+    return s;
+}
+
+static double tri_dist2(const prox_mesh *m, uint32_t t, prox_vec3 p)
+{
+    prox_vec3 q;
+    return prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
+                                     m->vertices[m->triangles[t][2]], &q);
 }
 
 /* best2 in: an upper bound (squared); out: the exact squared distance */
-static void closest_rec(const prox_bvh *b, uint32_t ni, prox_vec3 p, double *best2, uint32_t *tri)
+static void closest_rec(const aabb_tree *t, uint32_t ni, prox_vec3 p, double *best2, uint32_t *tri)
 {
-    const bvh_node *n = &b->nodes[ni];
-    if (BVH_IS_LEAF(n)) {
-        prox_vec3 q;
-        double d2 = prox_point_triangle_dist2(p, b->tri[n->left][0], b->tri[n->left][1], b->tri[n->left][2], &q);
+    const aabb_node *n = &t->n[ni];
+    if (n->right == UINT32_MAX) {
+        double d2 = tri_dist2(t->m, n->left, p);
         if (d2 < *best2) {
             *best2 = d2;
             *tri = n->left;
         }
         return;
     }
-    double dl = point_box_dist2(&b->nodes[n->left], p), dr = point_box_dist2(&b->nodes[n->right], p);
+    double dl = point_aabb_dist2(&t->n[n->left], p), dr = point_aabb_dist2(&t->n[n->right], p);
     uint32_t first = n->left, second = n->right;
     if (dr < dl) {
-        double t = dl;
+        double tmp = dl;
         dl = dr;
-        dr = t;
+        dr = tmp;
         first = n->right, second = n->left;
     }
     if (dl < *best2)
-        closest_rec(b, first, p, best2, tri);
+        closest_rec(t, first, p, best2, tri);
     if (dr < *best2)
-        closest_rec(b, second, p, best2, tri);
+        closest_rec(t, second, p, best2, tri);
 }
 
 /* ---- the build ---- */
@@ -453,9 +544,9 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         return -1;
     }
     progress pr = {d.progress && isatty(2), 0};
-    prox_bvh *bvh = prox_bvh_build(m);
+    aabb_tree tree_s = {0}, *bvh = &tree_s;
     prox_ist *t = calloc(1, sizeof *t);
-    if (!bvh || !t)
+    if (!t || aabb_build(bvh, m) != 0)
         goto oom;
     /* grid */
     prox_vec3 ext = prox_v3_sub(m->bbox_max, m->bbox_min);
@@ -567,8 +658,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
             continue;
         int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
         prox_vec3 p = prox_v3(origin.x + (i + 0.5) * h, origin.y + (j + 0.5) * h, origin.z + (k + 0.5) * h);
-        prox_vec3 q;
-        double best2 = prox_point_triangle_dist2(p, bvh->tri[prev_tri][0], bvh->tri[prev_tri][1], bvh->tri[prev_tri][2], &q);
+        double best2 = tri_dist2(m, prev_tri, p);
         best2 = best2 * (1 + 1e-12) + 1e-300;
         uint32_t tri = prev_tri;
         closest_rec(bvh, 0, p, &best2, &tri);
@@ -806,7 +896,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     if (ist_derive(t) != 0)
         goto oom;
     t->build_seconds = wall_s() - t_start;
-    prox_bvh_free(bvh);
+    free(bvh->n);
     *out = t;
     return 0;
 oom_grid:
@@ -821,7 +911,7 @@ fail_grid:
 oom:
     snprintf(err, errlen, "out of memory building the inner sphere tree");
 fail:
-    prox_bvh_free(bvh);
+    free(bvh->n);
     prox_ist_free(t);
     return -1;
 }

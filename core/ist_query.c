@@ -156,26 +156,33 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     uint32_t ta = A->spheres[la].tri, tb = B->spheres[lb].tri;
     prox_vec3 pa, pb;
     double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
-    uint32_t tests = 1;
-    for (int step = 0; step < 48; step++) {
-        uint32_t best_a = ta, best_b = tb;
-        double best = d;
-        prox_vec3 qa, qb, ba = pa, bb = pb;
-        for (int k = 0; k < 3; k++) {
-            uint32_t na = A->adj[ta][k];
-            double dn = tri_pair_distance(A, na, B, tb, &p->b_in_a, &qa, &qb);
-            if (dn < best)
-                best = dn, best_a = na, best_b = tb, ba = qa, bb = qb;
-            uint32_t nb = B->adj[tb][k];
-            dn = tri_pair_distance(A, ta, B, nb, &p->b_in_a, &qa, &qb);
-            if (dn < best)
-                best = dn, best_a = ta, best_b = nb, ba = qa, bb = qb;
+    double best_d = d;
+    prox_vec3 best_pa = pa, best_pb = pb;
+    uint32_t tests = 1, prev_a = UINT32_MAX, prev_b = UINT32_MAX;
+    for (int step = 0; step < 64; step++) {
+        /* move to the best neighbouring pair; equal distance moves are
+         * allowed (closest features on a shared edge form plateaus), but
+         * never straight back */
+        uint32_t next_a = ta, next_b = tb;
+        double nd = INFINITY;
+        prox_vec3 qa, qb, na_p = pa, nb_p = pb;
+        for (int k = 0; k < 6; k++) {
+            uint32_t ca = k < 3 ? A->adj[ta][k] : ta, cb = k < 3 ? tb : B->adj[tb][k - 3];
+            if ((ca == ta && cb == tb) || (ca == prev_a && cb == prev_b))
+                continue;
+            double dn = tri_pair_distance(A, ca, B, cb, &p->b_in_a, &qa, &qb);
+            tests++;
+            if (dn < nd)
+                nd = dn, next_a = ca, next_b = cb, na_p = qa, nb_p = qb;
         }
-        tests += 6;
-        if (!(best < d))
+        if (!(nd <= d * (1 + 1e-12)))
             break;
-        d = best, ta = best_a, tb = best_b, pa = ba, pb = bb;
+        prev_a = ta, prev_b = tb;
+        ta = next_a, tb = next_b, d = nd, pa = na_p, pb = nb_p;
+        if (d < best_d)
+            best_d = d, best_pa = pa, best_pb = pb;
     }
+    d = best_d, pa = best_pa, pb = best_pb;
     prox_ctx_count(c, 0, tests);
     if (d < v)
         prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);

@@ -201,6 +201,11 @@ int prox_cli_distance(int argc, char **argv)
                        "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist]");
 }
 
+int prox_cli_penvol(int argc, char **argv)
+{
+    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N]");
+}
+
 int prox_cli_collide(int argc, char **argv)
 {
     return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize]");

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "prox_bvh.h"
+#include "prox_ist.h"
 
 static int has_ext(const char *path, const char *ext)
 {
@@ -23,16 +24,42 @@ void cli_normalize_mesh(prox_mesh *m)
 }
 
 static void free_bvh(void *p) { prox_bvh_free(p); }
+static void free_ist(void *p) { prox_ist_free(p); }
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    (void)has_ext;
+    if (has_ext(path, ".ist")) {
+        prox_ist *t;
+        if (prox_ist_load(path, &t, err, errlen) != 0)
+            return -1;
+        out->owner = t;
+        out->free_owner = free_ist;
+        out->tree = prox_ist_tree(t);
+        return 0;
+    }
     prox_mesh *m = NULL;
     if (prox_mesh_load(path, &m, err, errlen) != 0)
         return -1;
     if (o && o->normalize)
         cli_normalize_mesh(m);
+    if (o && o->want_ist) {
+        prox_ist_def d = prox_ist_def_default();
+        if (o->ist_spheres > 0)
+            d.target_spheres = (uint32_t)o->ist_spheres;
+        prox_ist *t;
+        char e2[400];
+        if (prox_ist_build(m, &d, &t, e2, sizeof e2) != 0) {
+            snprintf(err, errlen, "%s: %s", path, e2);
+            prox_mesh_free(m);
+            return -1;
+        }
+        out->mesh = m;
+        out->owner = t;
+        out->free_owner = free_ist;
+        out->tree = prox_ist_tree(t);
+        return 0;
+    }
     prox_bvh *b = prox_bvh_build(m);
     if (!b) {
         snprintf(err, errlen, "%s: cannot build a BVH (out of memory?)", path);

@@ -12,6 +12,8 @@ static const struct {
     {"info", prox_cli_info, "info MESH                      mesh statistics: closed, oriented, volume, bbox"},
     {"distance", prox_cli_distance, "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist]"},
     {"collide", prox_cli_collide, "collide A B POSES [--normalize]"},
+    {"penvol", prox_cli_penvol, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N]"},
+    {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--normalize]"},
     {NULL, NULL, NULL},
 };
 
