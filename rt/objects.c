@@ -2,10 +2,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "prox_bvh.h"
+#include "prox_ist.h"
 #include "rt_objects.h"
 #include "rt_service.h"
+
+#define RT_IST_SPHERES 2000 /* per object: haptic rates with room to spare */
 
 static void free_mesh_bvh(void *p)
 {
@@ -15,10 +19,27 @@ static void free_mesh_bvh(void *p)
     free(pp);
 }
 
+static void free_ist(void *p) { prox_ist_free(p); }
+
 int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen)
 {
-    (void)want_ist;
     memset(out, 0, sizeof *out);
+    if (want_ist && m->closed) {
+        prox_ist_def d = prox_ist_def_default();
+        d.target_spheres = RT_IST_SPHERES;
+        d.progress = 0;
+        prox_ist *t;
+        int rc = prox_ist_build(m, &d, &t, err, errlen);
+        prox_mesh_free(m);
+        if (rc != 0)
+            return -1;
+        out->tree = prox_ist_tree(t);
+        out->owner = t;
+        out->free_owner = free_ist;
+        out->type = PROX_TREE_IST;
+        return 0;
+    }
+    /* open meshes (or on request): a BVH gives distance and contact, no volume */
     prox_bvh *b = prox_bvh_build(m);
     void **own = malloc(2 * sizeof(void *));
     if (!b || !own) {
@@ -37,12 +58,34 @@ int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, s
     return 0;
 }
 
+static int has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && !strcasecmp(path + n - e, ext);
+}
+
 int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen)
 {
+    memset(out, 0, sizeof *out);
+    if (has_ext(path, ".ist")) {
+        prox_ist *t;
+        if (prox_ist_load(path, &t, err, errlen) != 0)
+            return -1;
+        out->tree = prox_ist_tree(t);
+        out->owner = t;
+        out->free_owner = free_ist;
+        out->type = PROX_TREE_IST;
+        return 0;
+    }
     prox_mesh *m;
     if (prox_mesh_load(path, &m, err, errlen) != 0)
         return -1;
-    return rt_object_from_mesh(m, 1, out, err, errlen);
+    char e2[400];
+    if (rt_object_from_mesh(m, 1, out, e2, sizeof e2) != 0) {
+        snprintf(err, errlen, "%s: %s", path, e2);
+        return -1;
+    }
+    return 0;
 }
 
 void rt_object_free(rt_object *o)

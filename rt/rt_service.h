@@ -155,4 +155,8 @@ typedef struct rt_status {
 
 int rt_service_status(rt_service *s, rt_status *out);
 
+/* Test hook: the RT thread sleeps `ms` once, as if the loop stalled (the
+ * watchdog must zero the output). Never used by hapticd itself. */
+void rt_service_test_stall(rt_service *s, int ms);
+
 #endif

@@ -97,6 +97,7 @@ struct rt_service {
     atomic_uint query_hist[LAT_BINS];
     atomic_uint_fast64_t overshoot_max_ns;
     atomic_int running, stop, fault_now;
+    atomic_int test_stall_ms; /* test hook: the loop sleeps this long once */
     /* threads */
     pthread_t rt_thread, hk_thread, wd_thread;
     int rt_started, hk_started, wd_started;
@@ -277,6 +278,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
         const rt_gains *g = &s->gains;
         prox_vec3 f_couple = prox_v3_add(prox_v3_scale(prox_v3_sub(st.position, s->proxy_x), g->coupling_k_n_per_m),
                                          prox_v3_scale(prox_v3_sub(st.linear_velocity, s->proxy_v), g->coupling_b_n_s_per_m));
+        /* the coupling can pull the proxy no harder than the device can push
+         * back: a user who overpowers the device moves the handle, not the
+         * proxy through the wall (no tunnelling) */
+        double f_lim = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
+        f_couple = clamp_len(f_couple, f_lim);
         prox_vec3 f_contact = {0, 0, 0}, tq_contact = {0, 0, 0};
         /* 4. query the tool against every other object, one forest */
         if (s->tool_slot >= 0 && s->slots[s->tool_slot].active) {
@@ -400,6 +406,12 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
     rt_ring_push(&s->tel, &t); /* a full ring is counted by the ring */
 }
 
+static void sleep_ms(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+    nanosleep(&ts, NULL);
+}
+
 static void prefault_stack(void)
 {
     volatile unsigned char buf[256 * 1024];
@@ -410,6 +422,7 @@ static void prefault_stack(void)
 static void *rt_main(void *arg)
 {
     rt_service *s = arg;
+    pthread_setname_np(pthread_self(), "hapticd-rt");
     prefault_stack();
     const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);
     const double period_s = (double)period * 1e-9;
@@ -430,6 +443,9 @@ static void *rt_main(void *arg)
         atomic_fetch_add_explicit(&s->lat_sum_ns, lat, memory_order_relaxed);
         hist_add(s->lat_hist, (double)lat * 1e-3);
         rt_cycle(s, woke, period_s);
+        int stall = atomic_exchange_explicit(&s->test_stall_ms, 0, memory_order_relaxed);
+        if (stall > 0) /* test hook only: simulates a stalled loop */
+            sleep_ms(stall);
         atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->heartbeat, 1, memory_order_release);
         next += period;
@@ -483,11 +499,6 @@ static void drain_telemetry(rt_service *s)
     }
 }
 
-static void sleep_ms(double ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
-    nanosleep(&ts, NULL);
-}
 
 static void *hk_main(void *arg)
 {
@@ -1042,3 +1053,5 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->watchdog_fired = atomic_load(&s->watchdog_fired);
     return 0;
 }
+
+void rt_service_test_stall(rt_service *s, int ms) { atomic_store(&s->test_stall_ms, ms); }
