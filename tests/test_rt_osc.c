@@ -1,0 +1,351 @@
+/* test_rt_osc.c - hapticd's OSC control end to end on a free loopback port:
+ * an in-process client (liblo for encoding and parsing, our own socket),
+ * liblo's command line tools (oscsend, oscdump), malformed messages, the
+ * OSC device's pose in / force out, telemetry subscription. Also runs
+ * under TSan. */
+#include <arpa/inet.h>
+#include <lo/lo.h>
+#include <lo/lo_lowlevel.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dev_device.h"
+#include "rt_osc.h"
+#include "rt_service.h"
+
+static int cli_fd, server_port;
+
+typedef struct reply {
+    char path[64];
+    char types[64];
+    int argc;
+    char s0[256], s1[256];
+    double n[32];
+    int64_t seq;
+} reply;
+
+static void send_msg(const char *path, lo_message m)
+{
+    char buf[70000];
+    size_t size = sizeof buf;
+    lo_message_serialise(m, path, buf, &size);
+    struct sockaddr_in to = {0};
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)server_port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sendto(cli_fd, buf, size, 0, (struct sockaddr *)&to, sizeof to);
+    lo_message_free(m);
+}
+
+static void send_raw(const void *data, size_t n)
+{
+    struct sockaddr_in to = {0};
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)server_port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sendto(cli_fd, data, n, 0, (struct sockaddr *)&to, sizeof to);
+}
+
+/* wait for the next message whose path is `want` (others skipped) */
+static int recv_msg(const char *want, reply *r, int timeout_ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        int left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {cli_fd, POLLIN, 0};
+        if (poll(&p, 1, left) <= 0)
+            return -1;
+        char buf[70000];
+        ssize_t n = recv(cli_fd, buf, sizeof buf, 0);
+        if (n <= 0)
+            continue;
+        memset(r, 0, sizeof *r);
+        buf[n < (ssize_t)sizeof buf ? n : (ssize_t)sizeof buf - 1] = 0;
+        size_t plen = strnlen(buf, sizeof r->path - 1);
+        memcpy(r->path, buf, plen);
+        r->path[plen] = 0;
+        if (strcmp(r->path, want))
+            continue;
+        int res;
+        lo_message m = lo_message_deserialise(buf, (size_t)n, &res);
+        if (!m)
+            continue;
+        r->argc = lo_message_get_argc(m);
+        snprintf(r->types, sizeof r->types, "%s", lo_message_get_types(m));
+        lo_arg **argv = lo_message_get_argv(m);
+        int si = 0;
+        for (int i = 0; i < r->argc && i < 32; i++) {
+            char t = r->types[i];
+            if (t == 's') {
+                if (si == 0)
+                    snprintf(r->s0, sizeof r->s0, "%s", &argv[i]->s);
+                else if (si == 1)
+                    snprintf(r->s1, sizeof r->s1, "%s", &argv[i]->s);
+                si++;
+            } else if (t == 'i')
+                r->n[i] = argv[i]->i;
+            else if (t == 'f')
+                r->n[i] = argv[i]->f;
+            else if (t == 'd')
+                r->n[i] = argv[i]->d;
+            else if (t == 'h')
+                r->n[i] = (double)argv[i]->h, r->seq = (i == 0) ? argv[i]->h : r->seq;
+        }
+        lo_message_free(m);
+        return 0;
+    }
+}
+
+/* /status.reply is key/value pairs: find a numeric key */
+static double status_value(const char *key)
+{
+    send_msg("/status", lo_message_new());
+    char buf[70000];
+    struct pollfd p = {cli_fd, POLLIN, 0};
+    while (poll(&p, 1, 1000) > 0) {
+        ssize_t n = recv(cli_fd, buf, sizeof buf, 0);
+        if (n <= 0 || strcmp(buf, "/status.reply"))
+            continue;
+        int res;
+        lo_message m = lo_message_deserialise(buf, (size_t)n, &res);
+        if (!m)
+            return NAN;
+        int argc = lo_message_get_argc(m);
+        const char *types = lo_message_get_types(m);
+        lo_arg **argv = lo_message_get_argv(m);
+        double v = NAN;
+        for (int i = 0; i + 1 < argc; i += 2)
+            if (types[i] == 's' && !strcmp(&argv[i]->s, key)) {
+                char t = types[i + 1];
+                v = t == 'i' ? argv[i + 1]->i : t == 'd' ? argv[i + 1]->d : t == 'h' ? (double)argv[i + 1]->h : t == 'f' ? argv[i + 1]->f : NAN;
+            }
+        lo_message_free(m);
+        return v;
+    }
+    return NAN;
+}
+
+static lo_message msg(const char *types, ...)
+{
+    lo_message m = lo_message_new();
+    va_list ap;
+    va_start(ap, types);
+    for (const char *t = types; *t; t++) {
+        if (*t == 's')
+            lo_message_add_string(m, va_arg(ap, const char *));
+        else if (*t == 'f')
+            lo_message_add_float(m, (float)va_arg(ap, double));
+        else if (*t == 'i')
+            lo_message_add_int32(m, va_arg(ap, int));
+    }
+    va_end(ap);
+    return m;
+}
+
+static void expect_fail(const char *path, lo_message m, const char *reason_part)
+{
+    send_msg(path, m);
+    reply r;
+    int got = recv_msg("/fail", &r, 2000);
+    CHECK(got == 0, "%s: no /fail", path);
+    if (got == 0)
+        CHECK(strstr(r.s1, reason_part) != NULL, "%s: reason '%s' lacks '%s'", path, r.s1, reason_part);
+}
+
+static void expect_done(const char *path, lo_message m)
+{
+    send_msg(path, m);
+    reply r;
+    int got = recv_msg("/done", &r, 20000);
+    CHECK(got == 0 && !strcmp(r.s0, path), "%s: /done (got '%s')", path, got == 0 ? r.s0 : "nothing");
+}
+
+static void pose_in(void *user, const prox_xform *pose, uint32_t buttons) { dev_osc_set_pose(user, pose, buttons); }
+
+static rt_service *svc;
+static rt_osc *osc;
+static dev_device *dev;
+static char box_path[64];
+
+static void test_version_status(void)
+{
+    send_msg("/version", lo_message_new());
+    reply r;
+    CHECK(recv_msg("/version.reply", &r, 2000) == 0 && !strcmp(r.s0, "hapticd"), "version reply");
+    CHECK(status_value("running") == 1, "status says running");
+}
+
+static void test_objects_and_parameters(void)
+{
+    expect_done("/load", msg("ss", "floor", box_path));
+    expect_done("/load", msg("ssfffffff", "tool", box_path, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0));
+    expect_done("/tool", msg("s", "tool"));
+    CHECK(status_value("objects") == 2, "two objects");
+    expect_done("/budget", msg("f", 200.0));
+    CHECK(status_value("budget_us") == 200, "budget applied");
+    expect_done("/gains", msg("fffffff", 1e6, 0.004, 300.0, 1.0, 700.0, 3.0, 1.0));
+    expect_done("/limits", msg("ffffff", 5.0, 0.3, 0.4, 0.2, 50.0, 20.0));
+    expect_done("/forces", msg("i", 1));
+    send_msg("/pose", msg("sfffffff", "floor", 0.0, 0.0, -0.2, 1.0, 0.0, 0.0, 0.0));
+    expect_done("/remove", msg("s", "floor"));
+    CHECK(status_value("objects") == 1, "one object left");
+    expect_fail("/remove", msg("s", "floor"), "no object");
+}
+
+static void test_malformed(void)
+{
+    expect_fail("/budget", msg("s", "abc"), "type");
+    expect_fail("/budget", msg("f", NAN), "finite");
+    expect_fail("/budget", msg("f", 1e9), "budget");
+    expect_fail("/budget", msg(""), "arguments");
+    expect_fail("/pose", msg("sfff", "tool", 1.0, 2.0, 3.0), "arguments");
+    expect_fail("/pose", msg("sfffffff", "tool", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), "quaternion");
+    expect_fail("/pose", msg("sfffffff", "ghost", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), "ghost");
+    expect_fail("/nonsense", msg("i", 1), "unknown address");
+    expect_fail("/load", msg("ss", "x", "/nonexistent/mesh.obj"), "mesh.obj");
+    expect_fail("/load", msg("ss", "a-name-that-is-far-too-long-for-the-scene", box_path), "characters");
+    expect_fail("/forces", msg("i", 7), "0 or 1");
+    expect_fail("/voxel/set", msg("siiii", "tool", 1, 2, 3, 1), "voxel");
+    expect_fail("/voxel/set", msg("sfiii", "tool", 1.5, 2, 3, 1), "integer");
+    /* oversized blob */
+    static unsigned char big[65008];
+    lo_blob b = lo_blob_new(sizeof big, big);
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, "tool");
+    lo_message_add_blob(m, b);
+    expect_fail("/voxel/batch", m, "limit");
+    lo_blob_free(b);
+    /* not OSC at all */
+    send_raw("\x01\x02garbage", 9);
+    reply r;
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && strstr(r.s1, "malformed"), "garbage datagram: /fail");
+    CHECK(status_value("objects") == 1, "nothing changed");
+}
+
+static void test_cli_tools(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "oscsend 127.0.0.1 %d /budget f 150", server_port);
+    CHECK(system(cmd) == 0, "oscsend ran");
+    usleep(100000);
+    CHECK(status_value("budget_us") == 150, "oscsend's /budget applied (%g)", status_value("budget_us"));
+    /* oscdump receives telemetry we subscribe it to */
+    int dump_port = 20000 + (int)(getpid() % 20000);
+    char out[] = "/tmp/hapticd-oscdump-XXXXXX";
+    int fd = mkstemp(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 1);
+        char port[16];
+        snprintf(port, sizeof port, "%d", dump_port);
+        execlp("oscdump", "oscdump", port, (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    usleep(300000);
+    expect_done("/telemetry/subscribe", msg("fi", 50.0, dump_port));
+    usleep(500000);
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    FILE *f = fopen(out, "r");
+    char line[1024];
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f))
+        lines += strstr(line, "/telemetry") != NULL;
+    if (f)
+        fclose(f);
+    unlink(out);
+    CHECK(lines >= 10, "oscdump saw %d /telemetry messages in 0.5 s at 50 Hz", lines);
+}
+
+static void test_telemetry_and_device(void)
+{
+    /* the OSC device's pose input moves the tool */
+    for (int i = 0; i < 30; i++) {
+        send_msg("/device/pose", msg("fffffff", 0.01, 0.02, 0.5, 1.0, 0.0, 0.0, 0.0));
+        usleep(10000);
+    }
+    expect_done("/telemetry/subscribe", msg("f", 200.0));
+    reply r;
+    int64_t last = -1, gaps_ok = 1, got = 0;
+    double x = NAN, y = NAN;
+    for (int i = 0; i < 30; i++) {
+        send_msg("/device/pose", msg("fffffff", 0.01, 0.02, 0.5, 1.0, 0.0, 0.0, 0.0));
+        if (recv_msg("/telemetry", &r, 1000) == 0) {
+            got++;
+            if (last >= 0 && r.seq <= last)
+                gaps_ok = 0;
+            last = r.seq;
+            x = r.n[2], y = r.n[3];
+        }
+    }
+    CHECK(got >= 20 && gaps_ok, "telemetry arrives in order (%lld messages)", (long long)got);
+    CHECK(fabs(x - 0.01) < 0.002 && fabs(y - 0.02) < 0.002, "the tool follows /device/pose (%g, %g)", x, y);
+    /* forces come back to us as /device/force */
+    CHECK(recv_msg("/device/force", &r, 1000) == 0 && r.argc == 6, "/device/force datagrams arrive");
+    expect_done("/telemetry/unsubscribe", lo_message_new());
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char err[256];
+    cli_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in me = {0};
+    me.sin_family = AF_INET;
+    me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(cli_fd, (struct sockaddr *)&me, sizeof me);
+    socklen_t sl = sizeof me;
+    getsockname(cli_fd, (struct sockaddr *)&me, &sl);
+    /* a small closed box as an OBJ file */
+    snprintf(box_path, sizeof box_path, "/tmp/hapticd-osc-box-%d.obj", (int)getpid());
+    FILE *f = fopen(box_path, "w");
+    prox_mesh *b = prox_mesh_make_box(prox_v3(0.05, 0.05, 0.05));
+    for (uint32_t i = 0; i < b->vertex_count; i++)
+        fprintf(f, "v %g %g %g\n", b->vertices[i].x, b->vertices[i].y, b->vertices[i].z);
+    for (uint32_t i = 0; i < b->triangle_count; i++)
+        fprintf(f, "f %u %u %u\n", b->triangles[i][0] + 1, b->triangles[i][1] + 1, b->triangles[i][2] + 1);
+    fclose(f);
+    prox_mesh_free(b);
+    dev = dev_osc_open("127.0.0.1", ntohs(me.sin_port), err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    svc = rt_service_create(&cfg, dev, err, sizeof err);
+    osc = svc ? rt_osc_create(svc, "127.0.0.1", 0, err, sizeof err) : NULL;
+    if (!dev || !svc || !osc) {
+        fprintf(stderr, "setup failed: %s\n", err);
+        return 1;
+    }
+    rt_osc_set_pose_input(osc, pose_in, dev);
+    server_port = rt_osc_port(osc);
+    if (rt_service_start(svc, err, sizeof err) || rt_osc_start(osc, err, sizeof err)) {
+        fprintf(stderr, "start failed: %s\n", err);
+        return 1;
+    }
+    RUN_TEST(test_version_status);
+    RUN_TEST(test_objects_and_parameters);
+    RUN_TEST(test_malformed);
+    RUN_TEST(test_cli_tools);
+    RUN_TEST(test_telemetry_and_device);
+    rt_osc_stop(osc);
+    rt_service_stop(svc);
+    rt_osc_destroy(osc);
+    rt_service_destroy(svc);
+    dev_close(dev);
+    close(cli_fd);
+    unlink(box_path);
+    return check_summary(argv[0]);
+}
