@@ -1,145 +1,203 @@
-/* bvh.c - building the mesh BVH, the OBB gap bound, point containment.
+/* bvh.c - building the mesh BVH, its bounding-volume math (OBB and RSS),
+ * point containment.
  *
- * Why OBBs with a separating-axis gap bound: one routine gives both the
- * overlap test (gap <= 0) and a certified distance lower bound (the largest
- * gap over the 15 separating axes: projection onto a unit axis never
- * lengthens a segment), and the covariance-fitted boxes are tight on
- * scanned meshes. The sphere bound about the box centre is taken too.
+ * Why both bounds (measured on a 65k-triangle torus against an 82k-triangle
+ * icosphere, 300 random poses at gaps of 0-10% of the size): the OBB
+ * separating-axis gap alone needed 3.3x more expansions and 8x more leaf
+ * tests than with the RSS rectangle distance added, because near the
+ * surfaces the nodes are flat and offset diagonally, where a projection
+ * underestimates the Euclidean gap. The RSS distance is the dearer test, so
+ * the handlers take the bounds cheapest first (sphere, OBB, RSS) and stop
+ * as soon as one prunes; collision needs only the OBB overlap test.
+ * Binary, not 4-ary: the engine's queue orders every child pair by its own
+ * bound, so a binary tree pays no extra queue traffic for tighter culling.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bvh_internal.h"
 
-double prox_obb_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb_v)
+/* ---- bounding-volume math ---- */
+
+bvh_rel bvh_relative(const bvh_node *a, const bvh_node *b, const prox_xform *b_in_a)
 {
-    /* B's axes and centre in A's box coordinates */
-    prox_mat3 R;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            R.m[i][j] = a->R.m[0][i] * Rb->m[0][j] + a->R.m[1][i] * Rb->m[1][j] + a->R.m[2][i] * Rb->m[2][j];
-    prox_vec3 d = prox_v3_sub(cb, a->c);
-    double T[3] = {prox_v3_dot(prox_m3_col(&a->R, 0), d), prox_v3_dot(prox_m3_col(&a->R, 1), d),
-                   prox_v3_dot(prox_m3_col(&a->R, 2), d)};
-    double ea[3] = {a->e.x, a->e.y, a->e.z}, eb[3] = {eb_v.x, eb_v.y, eb_v.z};
+    bvh_placed p = bvh_place(b, b_in_a);
+    return bvh_rel_placed(a, &p);
+}
+
+double bvh_obb_gap(const bvh_rel *r, const float eaf[3], const float ebf[3], double threshold)
+{
+    const double(*R)[3] = r->R;
+    const double *T = r->T;
+    double ea[3] = {eaf[0], eaf[1], eaf[2]}, eb[3] = {ebf[0], ebf[1], ebf[2]};
     double AR[3][3];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            AR[i][j] = fabs(R.m[i][j]) + 1e-12;
+            AR[i][j] = fabs(R[i][j]) + 1e-12;
     double best = -INFINITY, g;
     for (int i = 0; i < 3; i++) {
         g = fabs(T[i]) - ea[i] - (eb[0] * AR[i][0] + eb[1] * AR[i][1] + eb[2] * AR[i][2]);
-        if (g > best)
-            best = g;
+        best = g > best ? g : best;
     }
+    if (best >= threshold)
+        return best;
     for (int j = 0; j < 3; j++) {
-        double t = T[0] * R.m[0][j] + T[1] * R.m[1][j] + T[2] * R.m[2][j];
+        double t = T[0] * R[0][j] + T[1] * R[1][j] + T[2] * R[2][j];
         g = fabs(t) - (ea[0] * AR[0][j] + ea[1] * AR[1][j] + ea[2] * AR[2][j]) - eb[j];
-        if (g > best)
-            best = g;
+        best = g > best ? g : best;
     }
+    if (best >= threshold)
+        return best;
+    /* edge-edge axes: only a positive gap is worth its square root (any
+     * value <= 0 just means "the boxes may overlap") */
+    double pos = best > 0 ? best : 0;
     for (int i = 0; i < 3; i++) {
         int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
         for (int j = 0; j < 3; j++) {
             int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            double len = sqrt(R.m[i1][j] * R.m[i1][j] + R.m[i2][j] * R.m[i2][j]);
-            if (len < 1e-6)
-                continue; /* parallel axes: covered by the face axes */
-            double t = fabs(T[i2] * R.m[i1][j] - T[i1] * R.m[i2][j]);
+            double t = fabs(T[i2] * R[i1][j] - T[i1] * R[i2][j]);
             double ra = ea[i1] * AR[i2][j] + ea[i2] * AR[i1][j];
             double rb = eb[j1] * AR[i][j2] + eb[j2] * AR[i][j1];
-            g = (t - ra - rb) / (len * (1.0 + 1e-12));
-            if (g > best)
-                best = g;
+            double x = t - ra - rb;
+            if (x <= 0)
+                continue;
+            double len2 = R[i1][j] * R[i1][j] + R[i2][j] * R[i2][j];
+            if (len2 < 1e-12 || x * x <= pos * pos * len2)
+                continue; /* (nearly) parallel axes, or no better than best */
+            pos = x / (sqrt(len2) * (1.0 + 1e-12));
+            best = pos;
+            if (best >= threshold)
+                return best;
         }
     }
     return best;
 }
 
-/* Closest distance between segments (squared), no witnesses. */
-static double segseg2(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2)
+/* Squared distance from (x, y, z) in a rectangle's frame to the rectangle
+ * [-h0, h0] x [-h1, h1] x {0}. */
+static inline double point_rect2(double x, double y, double z, double h0, double h1)
 {
-    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2), r = prox_v3_sub(p1, p2);
-    double a = prox_v3_dot(d1, d1), e = prox_v3_dot(d2, d2), f = prox_v3_dot(d2, r);
-    double c = prox_v3_dot(d1, r), b = prox_v3_dot(d1, d2);
-    double denom = a * e - b * b, s = 0, t;
-    if (denom > 1e-14 * a * e) {
-        s = (b * f - c * e) / denom;
-        s = s < 0 ? 0 : (s > 1 ? 1 : s);
-    }
-    t = e > 0 ? (b * s + f) / e : 0;
-    if (t < 0) {
-        t = 0;
-        s = a > 0 ? -c / a : 0;
-        s = s < 0 ? 0 : (s > 1 ? 1 : s);
-    } else if (t > 1) {
-        t = 1;
-        s = a > 0 ? (b - c) / a : 0;
-        s = s < 0 ? 0 : (s > 1 ? 1 : s);
-    }
-    prox_vec3 w = prox_v3_sub(prox_v3_madd(p1, d1, s), prox_v3_madd(p2, d2, t));
-    return prox_v3_dot(w, w);
-}
-
-/* distance from p (rectangle coordinates) to the rectangle [-e1,e1]x[-e2,e2]x{0} */
-static double point_rect2(prox_vec3 p, double e1, double e2)
-{
-    double dx = fabs(p.x) - e1, dy = fabs(p.y) - e2;
+    double dx = fabs(x) - h0, dy = fabs(y) - h1;
     dx = dx > 0 ? dx : 0;
     dy = dy > 0 ? dy : 0;
-    return dx * dx + dy * dy + p.z * p.z;
+    return dx * dx + dy * dy + z * z;
 }
 
-/* does segment pq (rectangle coordinates) cross the rectangle? */
-static int seg_crosses_rect(prox_vec3 p, prox_vec3 q, double e1, double e2)
+/* Does segment p + s d, |s| <= h, cross the rectangle (frame coordinates)? */
+static inline int seg_crosses_rect(const double p[3], const double d[3], double h, double h0, double h1)
 {
-    if ((p.z > 0 && q.z > 0) || (p.z < 0 && q.z < 0) || p.z == q.z)
+    double z0 = p[2] - h * d[2], z1 = p[2] + h * d[2];
+    if ((z0 > 0 && z1 > 0) || (z0 < 0 && z1 < 0) || d[2] == 0.0)
         return 0;
-    double t = p.z / (p.z - q.z);
-    double x = p.x + (q.x - p.x) * t, y = p.y + (q.y - p.y) * t;
-    return fabs(x) <= e1 && fabs(y) <= e2;
+    double s = -p[2] / d[2];
+    return fabs(p[0] + s * d[0]) <= h0 && fabs(p[1] + s * d[1]) <= h1;
 }
 
-double prox_rss_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb)
+/* Squared distance between the interiors of two non-parallel segments
+ * p1 + s d1 (|s| <= h1), p2 + t d2 (|t| <= h2), unit directions, when
+ * their lines' closest points fall inside both; +inf otherwise (then a
+ * segment end realises the minimum and the vertex tests cover it). */
+static inline double edge_edge2(const double p1[3], const double d1[3], double h1, const double p2[3], const double d2[3],
+                                double h2)
 {
-    /* B's rectangle in A's box coordinates; A's rectangle in B's */
-    prox_vec3 d = prox_v3_sub(cb, a->c);
-    prox_vec3 cbl = prox_m3_tmul_v(&a->R, d);
-    prox_vec3 v1 = prox_m3_tmul_v(&a->R, prox_m3_col(Rb, 0)), v2 = prox_m3_tmul_v(&a->R, prox_m3_col(Rb, 1));
-    prox_vec3 v3 = prox_v3_cross(v1, v2);
-    double e1 = a->e.x, e2 = a->e.y, f1 = eb.x, f2 = eb.y;
-    prox_vec3 B[4], A[4], Ab[4], Bl[4];
-    for (int k = 0; k < 4; k++) {
-        double s1 = (k == 1 || k == 2) ? 1 : -1, s2 = (k >= 2) ? 1 : -1;
-        B[k] = prox_v3_add(cbl, prox_v3_add(prox_v3_scale(v1, s1 * f1), prox_v3_scale(v2, s2 * f2)));
-        A[k] = prox_v3(s1 * e1, s2 * e2, 0);
-        prox_vec3 w = prox_v3_sub(A[k], cbl);
-        Ab[k] = prox_v3(prox_v3_dot(w, v1), prox_v3_dot(w, v2), prox_v3_dot(w, v3));
-        Bl[k] = B[k];
+    double b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2];
+    double den = 1.0 - b * b;
+    if (den < 1e-10)
+        return INFINITY;
+    double r[3] = {p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]};
+    double c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2];
+    double f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2];
+    double s = (b * f - c) / den;
+    if (fabs(s) > h1)
+        return INFINITY;
+    double t = f + s * b;
+    if (fabs(t) > h2)
+        return INFINITY;
+    double w0 = r[0] + s * d1[0] - t * d2[0], w1 = r[1] + s * d1[1] - t * d2[1], w2 = r[2] + s * d1[2] - t * d2[2];
+    return w0 * w0 + w1 * w1 + w2 * w2;
+}
+
+/* Exact distance between rectangle A (centre 0, axes x, y, half lengths
+ * a0, a1) and rectangle B (centre T, axes u, v = columns 0, 1 of R, half
+ * lengths b0, b1), both in A's frame. Disjoint convex polygons are closest
+ * at a vertex of one against the other, or at interior points of two
+ * non-parallel edges; if they meet, an edge of one crosses the other. */
+static double rect_rect_dist(const bvh_rel *rel, double a0, double a1, double b0, double b1, double stop)
+{
+    const double stop2 = stop > 0 ? stop * stop : -1.0;
+    const double(*R)[3] = rel->R;
+    const double *T = rel->T;
+    double u[3] = {R[0][0], R[1][0], R[2][0]}, v[3] = {R[0][1], R[1][1], R[2][1]}, w[3] = {R[0][2], R[1][2], R[2][2]};
+    /* A's centre and axes in B's frame */
+    double Tb[3] = {-(u[0] * T[0] + u[1] * T[1] + u[2] * T[2]), -(v[0] * T[0] + v[1] * T[1] + v[2] * T[2]),
+                    -(w[0] * T[0] + w[1] * T[1] + w[2] * T[2])};
+    double xb[3] = {R[0][0], R[0][1], R[0][2]}, yb[3] = {R[1][0], R[1][1], R[1][2]};
+    /* can they cross? only if each spans the other's plane */
+    double dz = fabs(T[2]) - (b0 * fabs(u[2]) + b1 * fabs(v[2]));
+    double dw = fabs(Tb[2]) - (a0 * fabs(xb[2]) + a1 * fabs(yb[2]));
+    if (dz <= 0 && dw <= 0) {
+        for (int k = -1; k <= 1; k += 2) {
+            double pu[3] = {T[0] + k * b1 * v[0], T[1] + k * b1 * v[1], T[2] + k * b1 * v[2]};
+            double pv[3] = {T[0] + k * b0 * u[0], T[1] + k * b0 * u[1], T[2] + k * b0 * u[2]};
+            if (seg_crosses_rect(pu, u, b0, a0, a1) || seg_crosses_rect(pv, v, b1, a0, a1))
+                return stop > 0 ? -1.0 : 0.0;
+            double px[3] = {Tb[0] + k * a1 * yb[0], Tb[1] + k * a1 * yb[1], Tb[2] + k * a1 * yb[2]};
+            double py[3] = {Tb[0] + k * a0 * xb[0], Tb[1] + k * a0 * xb[1], Tb[2] + k * a0 * xb[2]};
+            if (seg_crosses_rect(px, xb, a0, b0, b1) || seg_crosses_rect(py, yb, a1, b0, b1))
+                return stop > 0 ? -1.0 : 0.0;
+        }
     }
-    double best = INFINITY;
-    for (int k = 0; k < 4; k++) {
-        double x = point_rect2(Bl[k], e1, e2);
-        if (x < best)
-            best = x;
-        x = point_rect2(Ab[k], f1, f2);
-        if (x < best)
-            best = x;
-    }
-    for (int k = 0; k < 4; k++) {
-        if (seg_crosses_rect(Bl[k], Bl[(k + 1) & 3], e1, e2) || seg_crosses_rect(Ab[k], Ab[(k + 1) & 3], f1, f2))
-            return -1.0;
-    }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            double x = segseg2(A[i], A[(i + 1) & 3], B[j], B[(j + 1) & 3]);
+    double best = INFINITY, x;
+    for (int i = -1; i <= 1; i += 2)
+        for (int j = -1; j <= 1; j += 2) {
+            double s = i * b0, t = j * b1;
+            x = point_rect2(T[0] + s * u[0] + t * v[0], T[1] + s * u[1] + t * v[1], T[2] + s * u[2] + t * v[2], a0, a1);
+            if (x < best)
+                best = x;
+            s = i * a0, t = j * a1;
+            x = point_rect2(Tb[0] + s * xb[0] + t * yb[0], Tb[1] + s * xb[1] + t * yb[1], Tb[2] + s * xb[2] + t * yb[2], b0,
+                            b1);
             if (x < best)
                 best = x;
         }
-    return sqrt(best) * (1.0 - 1e-12) - a->e.z - eb.z;
+    if (best < stop2)
+        return -1.0;
+    static const double X[3] = {1, 0, 0}, Y[3] = {0, 1, 0};
+    for (int i = -1; i <= 1; i += 2) {
+        double pax[3] = {0, i * a1, 0}, pay[3] = {i * a0, 0, 0};
+        for (int j = -1; j <= 1; j += 2) {
+            double pbu[3] = {T[0] + j * b1 * v[0], T[1] + j * b1 * v[1], T[2] + j * b1 * v[2]};
+            double pbv[3] = {T[0] + j * b0 * u[0], T[1] + j * b0 * u[1], T[2] + j * b0 * u[2]};
+            x = edge_edge2(pax, X, a0, pbu, u, b0);
+            best = x < best ? x : best;
+            x = edge_edge2(pax, X, a0, pbv, v, b1);
+            best = x < best ? x : best;
+            x = edge_edge2(pay, Y, a1, pbu, u, b0);
+            best = x < best ? x : best;
+            x = edge_edge2(pay, Y, a1, pbv, v, b1);
+            best = x < best ? x : best;
+        }
+        if (best < stop2)
+            return -1.0;
+    }
+    return sqrt(best);
+}
+
+double bvh_rss_gap(const bvh_rel *r, const float ea[3], const float eb[3], double threshold)
+{
+    double rad = (double)ea[2] + (double)eb[2];
+    double stop = threshold < INFINITY ? (threshold + rad) * (1.0 + 1e-12) : 0.0;
+    double d = rect_rect_dist(r, ea[0], ea[1], eb[0], eb[1], stop);
+    if (d < 0)
+        return -INFINITY;
+    return d * (1.0 - 1e-12) - rad;
 }
 
 /* ---- build ---- */
+
+typedef struct build_task {
+    uint32_t node, start, count;
+} build_task;
 
 typedef struct build_ctx {
     prox_bvh *b;
@@ -147,10 +205,11 @@ typedef struct build_ctx {
     prox_vec3 *centroid; /* per triangle */
 } build_ctx;
 
-static void fit_box(build_ctx *bc, uint32_t *idx, uint32_t n, bvh_node *node)
+/* Fit the node's box to triangles idx[0..n): area-weighted covariance frame
+ * (Gottschalk/PQP), axes sorted by extent, rounded to float conservatively. */
+static void fit_box(build_ctx *bc, const uint32_t *idx, uint32_t n, bvh_node *node)
 {
     const prox_vec3(*tri)[3] = (const prox_vec3(*)[3])bc->b->tri;
-    /* area-weighted covariance of the triangles (PQP/Gottschalk) */
     double area_sum = 0;
     prox_vec3 mean = {0, 0, 0};
     double C[3][3] = {{0}};
@@ -175,103 +234,81 @@ static void fit_box(build_ctx *bc, uint32_t *idx, uint32_t n, bvh_node *node)
     double ev[3];
     prox_mat3 axes;
     prox_sym3_eigen(&cov, ev, &axes);
-    prox_vec3 lo = {INFINITY, INFINITY, INFINITY}, hi = {-INFINITY, -INFINITY, -INFINITY};
+    /* extents along the eigenvectors */
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     prox_vec3 ax[3] = {prox_m3_col(&axes, 0), prox_m3_col(&axes, 1), prox_m3_col(&axes, 2)};
     for (uint32_t k = 0; k < n; k++)
-        for (int v = 0; v < 3; v++) {
-            prox_vec3 p = tri[idx[k]][v];
-            prox_vec3 q = prox_v3(prox_v3_dot(ax[0], p), prox_v3_dot(ax[1], p), prox_v3_dot(ax[2], p));
-            lo = prox_v3_min(lo, q);
-            hi = prox_v3_max(hi, q);
-        }
-    /* order the axes by extent (largest first) so that axes 0 and 1 span
-     * the node's rectangle (the RSS bound) and axis 2 is its thickness */
+        for (int v = 0; v < 3; v++)
+            for (int i = 0; i < 3; i++) {
+                double q = prox_v3_dot(ax[i], tri[idx[k]][v]);
+                lo[i] = q < lo[i] ? q : lo[i];
+                hi[i] = q > hi[i] ? q : hi[i];
+            }
+    /* order the axes by extent (largest first): axes 0 and 1 span the
+     * node's rectangle (RSS) and axis 2 is its thickness */
     int ord[3] = {0, 1, 2};
-    double ext[3] = {hi.x - lo.x, hi.y - lo.y, hi.z - lo.z};
     for (int i = 0; i < 2; i++)
         for (int j = i + 1; j < 3; j++)
-            if (ext[ord[j]] > ext[ord[i]]) {
+            if (hi[ord[j]] - lo[ord[j]] > hi[ord[i]] - lo[ord[i]]) {
                 int t = ord[i];
                 ord[i] = ord[j];
                 ord[j] = t;
             }
-    double lov[3] = {lo.x, lo.y, lo.z}, hiv[3] = {hi.x, hi.y, hi.z};
-    prox_mat3 sorted;
-    for (int j = 0; j < 3; j++)
-        for (int i = 0; i < 3; i++)
-            sorted.m[i][j] = axes.m[i][ord[j]];
-    prox_vec3 c2 = prox_v3_cross(prox_m3_col(&sorted, 0), prox_m3_col(&sorted, 1));
-    int flip = prox_v3_dot(c2, prox_m3_col(&sorted, 2)) < 0;
-    if (flip)
-        for (int i = 0; i < 3; i++)
-            sorted.m[i][2] = -sorted.m[i][2];
-    axes = sorted;
-    lo = prox_v3(lov[ord[0]], lov[ord[1]], flip ? -hiv[ord[2]] : lov[ord[2]]);
-    hi = prox_v3(hiv[ord[0]], hiv[ord[1]], flip ? -lov[ord[2]] : hiv[ord[2]]);
-    prox_vec3 mid = prox_v3_scale(prox_v3_add(lo, hi), 0.5);
-    node->R = axes;
-    node->c = prox_m3_mul_v(&axes, mid);
-    /* inflate by a relative rounding margin so the bound stays conservative */
-    double pad = 1e-12 * (fabs(hi.x) + fabs(hi.y) + fabs(hi.z) + fabs(lo.x) + fabs(lo.y) + fabs(lo.z)) + 1e-300;
-    node->e = prox_v3((hi.x - lo.x) * 0.5 + pad, (hi.y - lo.y) * 0.5 + pad, (hi.z - lo.z) * 0.5 + pad);
-    node->radius = prox_v3_len(node->e);
-}
-
-static uint32_t build_rec(build_ctx *bc, uint32_t *idx, uint32_t n)
-{
-    prox_bvh *b = bc->b;
-    uint32_t me = b->node_count++;
-    bvh_node *node = &b->nodes[me];
-    fit_box(bc, idx, n, node);
-    if (n == 1) {
-        node->left = idx[0];
-        node->right = UINT32_MAX;
-        return me;
+    prox_vec3 sa[3] = {ax[ord[0]], ax[ord[1]], prox_v3_cross(ax[ord[0]], ax[ord[1]])};
+    prox_vec3 mid = prox_v3(0, 0, 0);
+    for (int i = 0; i < 2; i++)
+        mid = prox_v3_madd(mid, sa[i], 0.5 * (lo[ord[i]] + hi[ord[i]]));
+    /* the third axis may have flipped sign: its midpoint is -mid or +mid */
+    double m2 = 0.5 * (lo[ord[2]] + hi[ord[2]]);
+    mid = prox_v3_madd(mid, sa[2], prox_v3_dot(sa[2], ax[ord[2]]) > 0 ? m2 : -m2);
+    /* round the frame to float, then measure the extents in the rounded frame */
+    for (int i = 0; i < 3; i++) {
+        node->R[0][i] = (float)sa[i].x;
+        node->R[1][i] = (float)sa[i].y;
+        node->R[2][i] = (float)sa[i].z;
     }
-    /* split at the mean of centroids along the box's longest axis */
-    int axis = 0;
-    double ext[3] = {node->e.x, node->e.y, node->e.z};
-    if (ext[1] > ext[axis])
-        axis = 1;
-    if (ext[2] > ext[axis])
-        axis = 2;
-    prox_vec3 dir = prox_m3_col(&node->R, axis);
-    double mean = 0;
+    node->c[0] = (float)mid.x, node->c[1] = (float)mid.y, node->c[2] = (float)mid.z;
+    double e[3] = {0, 0, 0};
     for (uint32_t k = 0; k < n; k++)
-        mean += prox_v3_dot(dir, bc->centroid[idx[k]]);
-    mean /= n;
-    uint32_t i = 0, j = n;
-    while (i < j) {
-        if (prox_v3_dot(dir, bc->centroid[idx[i]]) < mean)
-            i++;
-        else {
-            uint32_t t = idx[--j];
-            idx[j] = idx[i];
-            idx[i] = t;
+        for (int v = 0; v < 3; v++) {
+            prox_vec3 p = tri[idx[k]][v];
+            double d[3] = {p.x - node->c[0], p.y - node->c[1], p.z - node->c[2]};
+            for (int i = 0; i < 3; i++) {
+                double q = fabs(node->R[0][i] * d[0] + node->R[1][i] * d[1] + node->R[2][i] * d[2]);
+                e[i] = q > e[i] ? q : e[i];
+            }
         }
+    double pad = BVH_FLOAT_PAD * sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) +
+                 1e-7 * (fabs(mid.x) + fabs(mid.y) + fabs(mid.z)) + 1e-30;
+    double r2 = 0;
+    for (int i = 0; i < 3; i++) {
+        float f = (float)(e[i] + pad);
+        if ((double)f < e[i] + pad)
+            f = nextafterf(f, INFINITY);
+        node->e[i] = f;
+        r2 += (double)f * f;
     }
-    if (i == 0 || i == n)
-        i = n / 2; /* all centroids on one side: split the list in half */
-    uint32_t l = build_rec(bc, idx, i);
-    uint32_t r = build_rec(bc, idx + i, n - i);
-    node = &b->nodes[me]; /* (the array does not move; kept for clarity) */
-    node->left = l;
-    node->right = r;
-    return me;
+    float rf = (float)sqrt(r2);
+    if ((double)rf * rf < r2)
+        rf = nextafterf(rf, INFINITY);
+    node->radius = rf;
 }
 
 prox_bvh *prox_bvh_build(const prox_mesh *m)
 {
-    if (!m || m->triangle_count == 0)
+    if (!m || m->triangle_count == 0 || m->triangle_count >= BVH_LEAF_BIT)
         return NULL;
     prox_bvh *b = calloc(1, sizeof *b);
     uint32_t n = m->triangle_count;
     build_ctx bc = {b, malloc(sizeof(uint32_t) * n), malloc(sizeof(prox_vec3) * n)};
-    if (!b || !bc.idx || !bc.centroid)
+    build_task *stack = malloc(sizeof *stack * (size_t)n);
+    if (!b || !bc.idx || !bc.centroid || !stack)
         goto fail;
     b->tri = malloc(sizeof *b->tri * n);
-    b->nodes = malloc(sizeof(bvh_node) * (2 * (size_t)n - 1));
-    if (!b->tri || !b->nodes)
+    size_t node_cap = 2 * (size_t)n - 1;
+    b->nodes = malloc(sizeof(bvh_node) * node_cap);
+    b->child = malloc(sizeof(uint32_t) * node_cap);
+    if (!b->tri || !b->nodes || !b->child)
         goto fail;
     b->tri_count = n;
     for (uint32_t t = 0; t < n; t++) {
@@ -280,7 +317,45 @@ prox_bvh *prox_bvh_build(const prox_mesh *m)
         bc.idx[t] = t;
         bc.centroid[t] = prox_v3_scale(prox_v3_add(prox_v3_add(b->tri[t][0], b->tri[t][1]), b->tri[t][2]), 1.0 / 3.0);
     }
-    build_rec(&bc, bc.idx, n);
+    /* top down with an explicit stack (a skewed mesh cannot overflow the C
+     * stack); the two children of a node are allocated side by side */
+    uint32_t sp = 0;
+    b->node_count = 1;
+    stack[sp++] = (build_task){0, 0, n};
+    while (sp) {
+        build_task tk = stack[--sp];
+        uint32_t *idx = bc.idx + tk.start, cnt = tk.count;
+        bvh_node *node = &b->nodes[tk.node];
+        fit_box(&bc, idx, cnt, node);
+        if (cnt == 1) {
+            b->child[tk.node] = BVH_LEAF_BIT | idx[0];
+            continue;
+        }
+        /* split at the mean of the centroids along the longest axis */
+        prox_vec3 dir = prox_v3(node->R[0][0], node->R[1][0], node->R[2][0]);
+        double mean = 0;
+        for (uint32_t k = 0; k < cnt; k++)
+            mean += prox_v3_dot(dir, bc.centroid[idx[k]]);
+        mean /= cnt;
+        uint32_t i = 0, j = cnt;
+        while (i < j) {
+            if (prox_v3_dot(dir, bc.centroid[idx[i]]) < mean)
+                i++;
+            else {
+                uint32_t t = idx[--j];
+                idx[j] = idx[i];
+                idx[i] = t;
+            }
+        }
+        if (i == 0 || i == cnt)
+            i = cnt / 2; /* all centroids on one side: split the list in half */
+        uint32_t k = b->node_count;
+        b->node_count += 2;
+        b->child[tk.node] = k;
+        stack[sp++] = (build_task){k + 1, tk.start + i, cnt - i};
+        stack[sp++] = (build_task){k, tk.start, i};
+    }
+    free(stack);
     free(bc.idx);
     free(bc.centroid);
     b->closed = m->closed;
@@ -291,6 +366,7 @@ prox_bvh *prox_bvh_build(const prox_mesh *m)
     b->tree.com = m->centroid;
     return b;
 fail:
+    free(stack);
     free(bc.idx);
     free(bc.centroid);
     prox_bvh_free(b);
@@ -302,6 +378,7 @@ void prox_bvh_free(prox_bvh *b)
     if (!b)
         return;
     free(b->nodes);
+    free(b->child);
     free(b->tri);
     free(b);
 }
@@ -311,71 +388,94 @@ uint32_t prox_bvh_node_count(const prox_bvh *b) { return b->node_count; }
 uint32_t prox_bvh_triangle_count(const prox_bvh *b) { return b->tri_count; }
 size_t prox_bvh_memory_bytes(const prox_bvh *b)
 {
-    return sizeof *b + sizeof(bvh_node) * b->node_count + sizeof *b->tri * b->tri_count;
+    return sizeof *b + (sizeof(bvh_node) + sizeof(uint32_t)) * b->node_count + sizeof *b->tri * b->tri_count;
 }
 
 /* ---- containment ---- */
 
-static int ray_hits_box(const bvh_node *n, prox_vec3 o, prox_vec3 d)
+static int point_in_box(const bvh_node *n, prox_vec3 p)
 {
-    prox_vec3 lo = prox_m3_tmul_v(&n->R, prox_v3_sub(o, n->c)), ld = prox_m3_tmul_v(&n->R, d);
+    double d[3] = {p.x - n->c[0], p.y - n->c[1], p.z - n->c[2]};
+    for (int i = 0; i < 3; i++)
+        if (fabs(n->R[0][i] * d[0] + n->R[1][i] * d[1] + n->R[2][i] * d[2]) > n->e[i])
+            return 0;
+    return 1;
+}
+
+static int ray_hits_box(const bvh_node *n, prox_vec3 o, prox_vec3 dir)
+{
+    double d[3] = {o.x - n->c[0], o.y - n->c[1], o.z - n->c[2]};
     double t0 = 0, t1 = INFINITY;
-    double O[3] = {lo.x, lo.y, lo.z}, D[3] = {ld.x, ld.y, ld.z}, E[3] = {n->e.x, n->e.y, n->e.z};
     for (int i = 0; i < 3; i++) {
-        if (fabs(D[i]) < 1e-300) {
-            if (fabs(O[i]) > E[i])
+        double O = n->R[0][i] * d[0] + n->R[1][i] * d[1] + n->R[2][i] * d[2];
+        double D = n->R[0][i] * dir.x + n->R[1][i] * dir.y + n->R[2][i] * dir.z, E = n->e[i];
+        if (fabs(D) < 1e-300) {
+            if (fabs(O) > E)
                 return 0;
             continue;
         }
-        double a = (-E[i] - O[i]) / D[i], b = (E[i] - O[i]) / D[i];
+        double a = (-E - O) / D, b = (E - O) / D;
         if (a > b) {
             double t = a;
             a = b;
             b = t;
         }
-        if (a > t0)
-            t0 = a;
-        if (b < t1)
-            t1 = b;
+        t0 = a > t0 ? a : t0;
+        t1 = b < t1 ? b : t1;
         if (t0 > t1)
             return 0;
     }
     return 1;
 }
 
-/* Moller-Trumbore; counts a hit with t > 0. */
-static int ray_hits_tri(const prox_vec3 t[3], prox_vec3 o, prox_vec3 d)
+/* Moller-Trumbore: 1 for a hit with t > 0. *ambiguous is set when the ray
+ * grazes an edge, a vertex or the plane, or starts on the triangle: there
+ * the parity of one ray cannot be trusted. */
+static int ray_hits_tri(const prox_vec3 t[3], prox_vec3 o, prox_vec3 d, int *ambiguous)
 {
+    const double eps = 1e-9;
     prox_vec3 e1 = prox_v3_sub(t[1], t[0]), e2 = prox_v3_sub(t[2], t[0]);
     prox_vec3 p = prox_v3_cross(d, e2);
     double det = prox_v3_dot(e1, p);
-    if (fabs(det) < 1e-300)
+    double scale = prox_v3_len(e1) * prox_v3_len(e2);
+    if (fabs(det) <= 1e-12 * scale) {
+        prox_vec3 n = prox_v3_cross(e1, e2);
+        if (fabs(prox_v3_dot(n, prox_v3_sub(o, t[0]))) <= 1e-12 * scale * (prox_v3_len(prox_v3_sub(o, t[0])) + 1e-300))
+            *ambiguous = 1; /* ray in the triangle's plane */
         return 0;
+    }
     double inv = 1.0 / det;
     prox_vec3 s = prox_v3_sub(o, t[0]);
     double u = prox_v3_dot(s, p) * inv;
-    if (u < 0 || u > 1)
+    if (u < -eps || u > 1 + eps)
         return 0;
     prox_vec3 q = prox_v3_cross(s, e1);
     double v = prox_v3_dot(d, q) * inv;
-    if (v < 0 || u + v > 1)
+    if (v < -eps || u + v > 1 + eps)
         return 0;
-    return prox_v3_dot(e2, q) * inv > 0;
+    double tt = prox_v3_dot(e2, q) * inv;
+    double tscale = eps * (prox_v3_len(s) + prox_v3_len(e1) + prox_v3_len(e2));
+    if (u < eps || v < eps || u + v > 1 - eps || fabs(tt) <= tscale)
+        *ambiguous = 1;
+    return tt > 0;
 }
 
-static uint32_t ray_count(const prox_bvh *b, prox_vec3 o, prox_vec3 d)
+static uint32_t ray_count(const prox_bvh *b, prox_vec3 o, prox_vec3 d, int *ambiguous)
 {
-    uint32_t stack[128], sp = 0, hits = 0;
+    uint32_t stack[64], sp = 0, hits = 0;
     stack[sp++] = 0;
     while (sp) {
-        const bvh_node *n = &b->nodes[stack[--sp]];
-        if (!ray_hits_box(n, o, d))
+        uint32_t k = stack[--sp];
+        if (!ray_hits_box(&b->nodes[k], o, d))
             continue;
-        if (BVH_IS_LEAF(n))
-            hits += (uint32_t)ray_hits_tri(b->tri[n->left], o, d);
-        else if (sp + 2 <= 128) {
-            stack[sp++] = n->left;
-            stack[sp++] = n->right;
+        uint32_t ch = b->child[k];
+        if (bvh_is_leaf(ch))
+            hits += (uint32_t)ray_hits_tri(b->tri[bvh_leaf_triangle(ch)], o, d, ambiguous);
+        else if (sp + 2 <= 64) {
+            stack[sp++] = ch;
+            stack[sp++] = ch + 1;
+        } else {
+            *ambiguous = 1; /* deeper than the stack: do not trust this ray */
         }
     }
     return hits;
@@ -383,11 +483,22 @@ static uint32_t ray_count(const prox_bvh *b, prox_vec3 o, prox_vec3 d)
 
 int prox_bvh_contains_point(const prox_bvh *b, prox_vec3 p)
 {
-    /* three fixed, generic directions: a ray grazing an edge or vertex can
-     * miscount, but not in the majority */
-    static const double dirs[3][3] = {{0.5773, 0.5774, 0.5775}, {-0.7071, 0.3161, -0.6325}, {0.2673, -0.8018, 0.5345}};
+    if (!point_in_box(&b->nodes[0], p))
+        return 0;
+    /* one ray's crossing parity, unless it grazes an edge, a vertex or a
+     * face plane; then the majority of three more generic directions */
+    static const double dirs[4][3] = {{0.5773, 0.5774, 0.5775},
+                                      {-0.7071, 0.3161, -0.6325},
+                                      {0.2673, -0.8018, 0.5345},
+                                      {-0.3015, -0.9045, -0.3015}};
+    int amb = 0;
+    uint32_t h = ray_count(b, p, prox_v3(dirs[0][0], dirs[0][1], dirs[0][2]), &amb);
+    if (!amb)
+        return (int)(h & 1u);
     int inside = 0;
-    for (int i = 0; i < 3; i++)
-        inside += (int)(ray_count(b, p, prox_v3(dirs[i][0], dirs[i][1], dirs[i][2])) & 1u);
+    for (int i = 1; i < 4; i++) {
+        amb = 0;
+        inside += (int)(ray_count(b, p, prox_v3(dirs[i][0], dirs[i][1], dirs[i][2]), &amb) & 1u);
+    }
     return inside >= 2;
 }

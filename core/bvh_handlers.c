@@ -1,34 +1,33 @@
 /* bvh_handlers.c - (MESH, MESH) handlers: collide, contacts, distance,
  * tolerance. RT safe: no allocation, no locks.
  *
- * Each expansion descends the node with the larger bounding sphere and
- * pushes both child pairs with their OBB gap as key (a lower bound on the
- * distance of every triangle pair below). Leaves run the exact triangle
- * tests. For closed meshes, the root hook checks containment (one vertex of
- * each mesh against the other): one mesh wholly inside the other overlaps
- * even though no triangles intersect.
+ * Each expansion descends the node with the larger bounding sphere (the
+ * other one if that is a leaf) and pushes both child pairs with a lower
+ * bound on the distance of every triangle pair below as key. Leaves run the
+ * exact triangle tests in double. For closed meshes, the root hook checks
+ * containment (one vertex of each mesh against the other, BVH ray parity):
+ * one mesh wholly inside the other overlaps although no triangles meet.
  */
 #include "bvh_internal.h"
 #include "handlers.h"
 
-/* Lower bound on the distance between nodes: the sphere and OBB bounds
- * first (cheap); the tighter RSS bound only when those cannot already
- * prune the pair against `threshold` (the best distance so far). */
-static inline double node_gap(const prox_bvh *A, const prox_bvh *B, uint32_t na, uint32_t nb, const prox_xform *b_in_a,
-                              double threshold)
+/* Lower bound on the distance between node a and the placed node b: the
+ * sphere and OBB bounds first (cheap); the tighter RSS bound only when
+ * those cannot already decide the pair against `threshold` (the best
+ * distance so far, or the tolerance). Overlap tests (threshold 0) never
+ * need the RSS bound: boxes that overlap have overlapping RSSs. */
+static inline double node_gap(const bvh_node *a, const bvh_node *b, const bvh_placed *pb, double threshold)
 {
-    const bvh_node *a = &A->nodes[na], *b = &B->nodes[nb];
-    prox_vec3 cb = prox_xform_point(b_in_a, b->c);
-    double sg = prox_v3_dist(cb, a->c) - a->radius - b->radius;
+    double sg = bvh_sphere_gap(a, b, pb);
     if (sg >= threshold)
         return sg;
-    prox_mat3 Rb = prox_m3_mul(&b_in_a->R, &b->R);
-    double g = prox_obb_gap(a, &Rb, cb, b->e);
+    bvh_rel rel = bvh_rel_placed(a, pb);
+    double g = bvh_obb_gap(&rel, a->e, b->e, threshold);
     if (g < sg)
         g = sg;
     if (g >= threshold || g <= 0 || threshold == INFINITY)
         return g;
-    double r = prox_rss_gap(a, &Rb, cb, b->e);
+    double r = bvh_rss_gap(&rel, a->e, b->e, threshold);
     return r > g ? r : g;
 }
 
@@ -38,38 +37,49 @@ static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xfor
         out[k] = prox_xform_point(b_in_a, B->tri[tb][k]);
 }
 
-static void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, int kind)
+static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, int kind)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
     const bvh_node *a = &A->nodes[na], *b = &B->nodes[nb];
-    int la = BVH_IS_LEAF(a), lb = BVH_IS_LEAF(b);
+    uint32_t cha = A->child[na], chb = B->child[nb];
+    int la = bvh_is_leaf(cha), lb = bvh_is_leaf(chb);
     if (la && lb) {
+        uint32_t ta = bvh_leaf_triangle(cha), tb = bvh_leaf_triangle(chb);
         prox_vec3 Q[3];
-        leaf_tri_in_a(B, b->left, &p->b_in_a, Q);
-        const prox_vec3 *P = A->tri[a->left];
+        leaf_tri_in_a(B, tb, &p->b_in_a, Q);
+        const prox_vec3 *P = A->tri[ta];
         prox_ctx_count(c, 0, 1);
         if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
             prox_vec3 pa, pb;
             double d = prox_triangle_distance(P, Q, &pa, &pb);
-            prox_ctx_offer_distance(c, p, d, pa, pb, a->left, b->left);
+            prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
         } else if (prox_triangle_intersect(P, Q)) {
             prox_vec3 pa, pb;
             prox_triangle_distance(P, Q, &pa, &pb);
-            prox_ctx_report_overlap(c, p, a->left, b->left, pa);
+            prox_ctx_report_overlap(c, p, ta, tb, pa);
         }
         return;
     }
-    /* descend the larger node (by bounding sphere), or the one that is not a leaf */
+    double th = kind == PROX_QUERY_DISTANCE ? prox_ctx_best(c) : (kind == PROX_QUERY_TOLERANCE ? p->query->tolerance : 0.0);
     int split_a = lb || (!la && a->radius >= b->radius);
-    uint32_t c0 = split_a ? a->left : b->left, c1 = split_a ? a->right : b->right;
-    double th = (kind == PROX_QUERY_DISTANCE) ? prox_ctx_best(c) : (kind == PROX_QUERY_TOLERANCE ? p->query->tolerance : 0.0);
-    double g0 = split_a ? node_gap(A, B, c0, nb, &p->b_in_a, th) : node_gap(A, B, na, c0, &p->b_in_a, th);
-    double g1 = split_a ? node_gap(A, B, c1, nb, &p->b_in_a, th) : node_gap(A, B, na, c1, &p->b_in_a, th);
+    uint32_t c0, c1;
+    double g0, g1;
+    if (split_a) {
+        bvh_placed pb = bvh_place(b, &p->b_in_a);
+        c0 = cha, c1 = cha + 1;
+        g0 = node_gap(&A->nodes[c0], b, &pb, th);
+        g1 = node_gap(&A->nodes[c1], b, &pb, th);
+    } else {
+        c0 = chb, c1 = chb + 1;
+        bvh_placed p0 = bvh_place(&B->nodes[c0], &p->b_in_a), p1 = bvh_place(&B->nodes[c1], &p->b_in_a);
+        g0 = node_gap(a, &B->nodes[c0], &p0, th);
+        g1 = node_gap(a, &B->nodes[c1], &p1, th);
+    }
     prox_ctx_count(c, 2, 0);
-    /* overlapping boxes bound nothing below 0 */
+    /* overlapping volumes bound nothing below 0 */
     g0 = g0 > 0 ? g0 : 0.0;
     g1 = g1 > 0 ? g1 : 0.0;
-    /* push the worse first so the better pops first from the stack */
+    /* push the worse first so that the better pops first from the stack */
     if (g0 < g1) {
         double tg = g0;
         g0 = g1;
@@ -106,12 +116,16 @@ static void expand_contacts(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
 
 /* Containment of closed meshes: if a vertex of B lies inside A (or the
  * reverse), the solids overlap (B inside A, or their surfaces cross). If
- * neither test vertex is inside, neither mesh can contain the other. */
+ * neither test vertex is inside, neither mesh can contain the other. Only
+ * tried when the root boxes overlap. A closed mesh counts as a solid even
+ * against an open one (an open mesh's vertex inside it is an overlap). */
 static int contained_overlap(prox_ctx *c, const prox_pairstate *p, int report_distance)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
-    double g = node_gap(A, B, 0, 0, &p->b_in_a, 0.0);
-    if (g > 0)
+    if (!A->closed && !B->closed)
+        return 0;
+    bvh_placed pb = bvh_place(&B->nodes[0], &p->b_in_a);
+    if (node_gap(&A->nodes[0], &B->nodes[0], &pb, 0.0) > 0)
         return 0;
     if (A->closed) {
         prox_vec3 v = prox_xform_point(&p->b_in_a, B->tri[0][0]);
@@ -153,8 +167,8 @@ static void root_collide(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
 
-/* Coherence: the exact distance of last query's closest triangle pair is
- * a tight upper bound before the descent starts. */
+/* Coherence: the exact distance of the last query's closest triangle pair
+ * is a tight upper bound before the descent starts (it prunes at once). */
 static void seed_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
@@ -176,12 +190,12 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
 void prox_bvh_register(prox_bank *bank)
 {
     prox_handler h = {0};
-    h.name = "mesh-mesh distance (OBB)";
+    h.name = "mesh-mesh distance (OBB+RSS)";
     h.expand = expand_distance;
     h.root = root_distance;
     h.seed = seed_distance;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_DISTANCE, &h);
-    h.name = "mesh-mesh tolerance (OBB)";
+    h.name = "mesh-mesh tolerance (OBB+RSS)";
     h.expand = expand_tolerance;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_TOLERANCE, &h);
     h.name = "mesh-mesh collide (OBB)";

@@ -1,10 +1,25 @@
-/* bvh_internal.h - the mesh BVH's layout, for handlers in libprox.
+/* bvh_internal.h - the mesh BVH's layout, for handlers in libprox (the mesh
+ * handlers, and cross-type handlers such as voxel map x mesh).
  *
- * Nodes live in one array; node 0 is the root. An inner node has two
- * children; a leaf holds one triangle (its index in the source mesh).
- * Boxes are in the mesh's local frame: centre c, axes = columns of R,
- * half extents e. Triangle vertices are stored per triangle (original
- * order) so a leaf test touches one cache line run.
+ * Layout (read this before writing a handler against a mesh BVH):
+ * - `nodes` is one flat array; node 0 is the root. Each node is a 64-byte
+ *   record (one cache line) holding its bounding volume in float, in the
+ *   mesh's local frame. `child[i]` says what node i is:
+ *     inner node: child[i] = first child k; the second child is k + 1;
+ *     leaf:       child[i] = BVH_LEAF_BIT | triangle index (source mesh order).
+ *   A tree over n triangles has 2n - 1 nodes and exactly one triangle per
+ *   leaf.
+ * - The bounding volume is an oriented box: centre c, unit axes = columns
+ *   of R (R[row][col]), half extents e sorted e[0] >= e[1] >= e[2]. The same
+ *   record is also a rectangle swept sphere (RSS, as in PQP): the rectangle
+ *   spanned by axes 0 and 1 with half lengths e[0], e[1], swept by a sphere
+ *   of radius e[2], contains the box and so every triangle below.
+ * - Conservative in float: the axes and centre are rounded to float first
+ *   and the extents are then measured against the rounded frame in double
+ *   and inflated by BVH_FLOAT_PAD * |e| (covers the rounded axes' tiny
+ *   non-orthonormality and the gap arithmetic), so bounds computed from
+ *   these records never exceed the true distance. Exact work at the leaves
+ *   uses the double triangles in `tri`.
  */
 #ifndef PROX_BVH_INTERNAL_H
 #define PROX_BVH_INTERNAL_H
@@ -12,32 +27,105 @@
 #include "prox_bvh.h"
 
 typedef struct bvh_node {
-    prox_vec3 c;   /* box centre */
-    prox_mat3 R;   /* box axes as columns */
-    prox_vec3 e;   /* half extents along the axes */
-    double radius; /* |e|: bounding sphere about c */
-    uint32_t left, right; /* children; for a leaf left = triangle index, right = UINT32_MAX */
+    float R[3][3]; /* box axes as columns (R[row][axis]) */
+    float c[3];    /* box centre */
+    float e[3];    /* half extents, e[0] >= e[1] >= e[2] */
+    float radius;  /* |e|: a bounding sphere about c */
 } bvh_node;
+_Static_assert(sizeof(bvh_node) == 64, "bvh_node is one cache line");
 
-#define BVH_IS_LEAF(n) ((n)->right == UINT32_MAX)
+#define BVH_LEAF_BIT 0x80000000u
+#define BVH_FLOAT_PAD 2e-6
+
+static inline int bvh_is_leaf(uint32_t child) { return (child & BVH_LEAF_BIT) != 0; }
+static inline uint32_t bvh_leaf_triangle(uint32_t child) { return child & ~BVH_LEAF_BIT; }
 
 struct prox_bvh {
     prox_tree tree;
-    bvh_node *nodes;
+    bvh_node *nodes;     /* node_count */
+    uint32_t *child;     /* node_count: first child, or BVH_LEAF_BIT | triangle */
     uint32_t node_count;
-    prox_vec3 (*tri)[3]; /* triangle vertices, original triangle order */
+    prox_vec3 (*tri)[3]; /* triangle vertices, source triangle order, double */
     uint32_t tri_count;
     int closed;
 };
 
-/* Lower bound on the distance between box a and box b, where b's box is
- * given in a's frame (Rb, cb). Returns <= 0 when the boxes overlap. */
-double prox_obb_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb);
+/* A node's box in double: centre, axes as columns, half extents. */
+typedef struct bvh_box {
+    prox_vec3 c;
+    prox_mat3 R;
+    double e[3];
+} bvh_box;
 
-/* Lower bound from the nodes' rectangle swept spheres: each box lies inside
- * the rectangle of its two largest axes swept by a sphere of its smallest
- * half extent, so rectangle distance minus both radii bounds the distance
- * (PQP's RSS, here derived from the fitted box). Tight for flat nodes. */
-double prox_rss_gap(const bvh_node *a, const prox_mat3 *Rb, prox_vec3 cb, prox_vec3 eb);
+static inline bvh_box bvh_node_box(const bvh_node *n)
+{
+    bvh_box b;
+    b.c = prox_v3(n->c[0], n->c[1], n->c[2]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            b.R.m[i][j] = n->R[i][j];
+    b.e[0] = n->e[0], b.e[1] = n->e[1], b.e[2] = n->e[2];
+    return b;
+}
+
+/* Box b expressed in box a's coordinates: Rab = Ra^T Rb, Tab = Ra^T (cb - ca). */
+typedef struct bvh_rel {
+    double R[3][3];
+    double T[3];
+} bvh_rel;
+
+/* Node b's box frame carried into A's mesh frame by b_in_a. */
+typedef struct bvh_placed {
+    double R[3][3]; /* axes as columns */
+    double c[3];
+} bvh_placed;
+
+static inline bvh_placed bvh_place(const bvh_node *b, const prox_xform *b_in_a)
+{
+    bvh_placed p;
+    const double(*X)[3] = b_in_a->R.m;
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            p.R[i][j] = X[i][0] * b->R[0][j] + X[i][1] * b->R[1][j] + X[i][2] * b->R[2][j];
+        p.c[i] = X[i][0] * b->c[0] + X[i][1] * b->c[1] + X[i][2] * b->c[2] + prox_v3_get(b_in_a->t, i);
+    }
+    return p;
+}
+
+/* A placed box in node a's box frame. */
+static inline bvh_rel bvh_rel_placed(const bvh_node *a, const bvh_placed *b)
+{
+    bvh_rel r;
+    double d[3] = {b->c[0] - a->c[0], b->c[1] - a->c[1], b->c[2] - a->c[2]};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            r.R[i][j] = a->R[0][i] * b->R[0][j] + a->R[1][i] * b->R[1][j] + a->R[2][i] * b->R[2][j];
+        r.T[i] = a->R[0][i] * d[0] + a->R[1][i] * d[1] + a->R[2][i] * d[2];
+    }
+    return r;
+}
+
+/* Lower bound from the nodes' bounding spheres (b placed). */
+static inline double bvh_sphere_gap(const bvh_node *a, const bvh_node *b, const bvh_placed *pb)
+{
+    double d0 = pb->c[0] - a->c[0], d1 = pb->c[1] - a->c[1], d2 = pb->c[2] - a->c[2];
+    return sqrt(d0 * d0 + d1 * d1 + d2 * d2) - (double)a->radius - (double)b->radius;
+}
+
+/* Relative placement of node b (of the mesh placed by b_in_a) in node a's
+ * box frame. */
+bvh_rel bvh_relative(const bvh_node *a, const bvh_node *b, const prox_xform *b_in_a);
+
+/* Separating-axis gap of two boxes (15 axes): a lower bound on their
+ * distance; <= 0 when they may overlap (then the value means nothing more).
+ * Returns as soon as an axis gives a gap >= threshold (pass INFINITY for
+ * the largest gap over all axes, 0 for a plain overlap test). */
+double bvh_obb_gap(const bvh_rel *r, const float ea[3], const float eb[3], double threshold);
+
+/* RSS lower bound: exact distance between the two nodes' rectangles minus
+ * both sweep radii (e[2]); may be negative. With a finite threshold it
+ * gives up early and returns -INFINITY (no information) as soon as the
+ * bound is sure to fall below threshold; pass INFINITY for the value. */
+double bvh_rss_gap(const bvh_rel *r, const float ea[3], const float eb[3], double threshold);
 
 #endif
