@@ -1,6 +1,7 @@
 /* test_bvh.c - mesh queries through the engine against brute force over all
  * triangle pairs: distance, tolerance, collide, contacts; nesting; forests;
  * budgets; coherence; the run-time bank. */
+#include "bvh_internal.h"
 #include "check.h"
 #include "prox.h"
 #include "prox_bvh.h"
@@ -90,6 +91,171 @@ static void check_shapes(const char *label, prox_mesh *A, prox_mesh *B, int pose
     }
     prox_bvh_free(ba);
     prox_bvh_free(bb);
+}
+
+
+/* A node record with the given frame, centre and half extents. */
+static bvh_node make_node(const prox_mat3 *R, prox_vec3 c, double e0, double e1, double e2)
+{
+    bvh_node n;
+    memset(&n, 0, sizeof n);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            n.R[i][j] = (float)R->m[i][j];
+    n.c[0] = (float)c.x, n.c[1] = (float)c.y, n.c[2] = (float)c.z;
+    n.e[0] = (float)e0, n.e[1] = (float)e1, n.e[2] = (float)e2;
+    n.radius = (float)sqrt(e0 * e0 + e1 * e1 + e2 * e2);
+    return n;
+}
+
+/* The node's rectangle (axes 0, 1) as two triangles, or its box as 12, in
+ * the mesh frame (using the float record exactly as stored). */
+static void node_corner(const bvh_node *n, double s0, double s1, double s2, prox_vec3 *out)
+{
+    double p[3];
+    for (int i = 0; i < 3; i++)
+        p[i] = n->c[i] + s0 * n->e[0] * n->R[i][0] + s1 * n->e[1] * n->R[i][1] + s2 * n->e[2] * n->R[i][2];
+    *out = prox_v3(p[0], p[1], p[2]);
+}
+
+static double rect_dist_brute(const bvh_node *a, const bvh_node *b, const prox_xform *b_in_a)
+{
+    prox_vec3 A[4], B[4];
+    static const double s[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
+    for (int k = 0; k < 4; k++) {
+        node_corner(a, s[k][0], s[k][1], 0, &A[k]);
+        node_corner(b, s[k][0], s[k][1], 0, &B[k]);
+        B[k] = prox_xform_point(b_in_a, B[k]);
+    }
+    prox_vec3 TA[2][3] = {{A[0], A[1], A[2]}, {A[0], A[2], A[3]}}, TB[2][3] = {{B[0], B[1], B[2]}, {B[0], B[2], B[3]}};
+    double best = INFINITY, d;
+    prox_vec3 p, q;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            if ((d = prox_triangle_distance(TA[i], TB[j], &p, &q)) < best)
+                best = d;
+    return best;
+}
+
+/* OBB and RSS bounds against brute force: the RSS rectangle distance is
+ * exact (triangulated rectangles), the OBB gap never exceeds the distance
+ * between the boxes' surfaces, and early-out answers stay on the right
+ * side of the threshold. */
+static void test_bv_bounds(void)
+{
+    unsigned long long s = 77;
+    int exact = 0;
+    for (int it = 0; it < 3000; it++) {
+        prox_xform fa = random_pose(&s, 0.3), fb = random_pose(&s, 0.3), X = random_pose(&s, 0.8);
+        /* flat, thin and cube-like nodes; some with parallel frames */
+        double ea[3] = {check_rng_uniform(&s, 0.01, 0.5), 0, 0}, eb[3] = {check_rng_uniform(&s, 0.01, 0.5), 0, 0};
+        ea[1] = ea[0] * check_rng_uniform(&s, 0.05, 1), eb[1] = eb[0] * check_rng_uniform(&s, 0.05, 1);
+        ea[2] = (it % 3 == 0) ? 0.0 : ea[1] * check_rng_uniform(&s, 0, 1);
+        eb[2] = (it % 3 == 0) ? 0.0 : eb[1] * check_rng_uniform(&s, 0, 1);
+        if (it % 7 == 0)
+            fb.R = fa.R, X.R = prox_m3_identity();
+        bvh_node a = make_node(&fa.R, fa.t, ea[0], ea[1], ea[2]), b = make_node(&fb.R, fb.t, eb[0], eb[1], eb[2]);
+        bvh_rel rel = bvh_relative(&a, &b, &X);
+        double rd = rect_dist_brute(&a, &b, &X);
+        double rss = bvh_rss_gap(&rel, a.e, b.e, INFINITY) + (double)a.e[2] + (double)b.e[2];
+        /* float frames are orthonormal only to ~1e-7: that is what the
+         * builder's BVH_FLOAT_PAD absorbs; here it bounds the tolerance */
+        double tol = 1e-6 * (1 + rd + ea[0] + eb[0]);
+        CHECK(fabs(rss - rd) <= tol, "rectangle distance %.12g vs brute %.12g (case %d)", rss, rd, it);
+        exact += fabs(rss - rd) <= tol;
+        double th = rd - a.e[2] - b.e[2] + check_rng_uniform(&s, -0.05, 0.05);
+        double early = bvh_rss_gap(&rel, a.e, b.e, th);
+        CHECK(early == -INFINITY || fabs(early - (rss - a.e[2] - b.e[2])) <= 1e-12, "early-out RSS gives the value or nothing");
+        CHECK(early != -INFINITY || rss - a.e[2] - b.e[2] < th * (1 + 1e-9) + 1e-12, "early-out RSS only below the threshold");
+        /* boxes as meshes: the SAT gap is a lower bound on their distance */
+        prox_vec3 va[8], vb[8];
+        for (int k = 0; k < 8; k++) {
+            node_corner(&a, (k & 1) ? 1 : -1, (k & 2) ? 1 : -1, (k & 4) ? 1 : -1, &va[k]);
+            node_corner(&b, (k & 1) ? 1 : -1, (k & 2) ? 1 : -1, (k & 4) ? 1 : -1, &vb[k]);
+            vb[k] = prox_xform_point(&X, vb[k]);
+        }
+        static const int F[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                     {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+        double bd = INFINITY;
+        for (int i = 0; i < 12; i++)
+            for (int j = 0; j < 12; j++) {
+                prox_vec3 P[3] = {va[F[i][0]], va[F[i][1]], va[F[i][2]]}, Q[3] = {vb[F[j][0]], vb[F[j][1]], vb[F[j][2]]}, p, q;
+                double d = prox_triangle_distance(P, Q, &p, &q);
+                bd = d < bd ? d : bd;
+            }
+        double obb = bvh_obb_gap(&rel, a.e, b.e, INFINITY);
+        CHECK(obb <= bd + tol, "SAT gap %.12g above the box distance %.12g", obb, bd);
+        CHECK(rss - a.e[2] - b.e[2] <= bd + tol, "RSS gap above the box distance");
+        double ob0 = bvh_obb_gap(&rel, a.e, b.e, 0.0);
+        CHECK((ob0 > 0) == (obb > 0), "overlap test agrees with the full SAT gap");
+    }
+    CHECK(exact == 3000, "all rectangle distances exact");
+}
+
+/* Every node's float box contains all the triangles below it, and the
+ * children of a node are adjacent (first child, first child + 1). */
+static void check_tree_boxes(const prox_bvh *b, uint32_t node, uint32_t *tris, uint32_t *count, int *bad)
+{
+    uint32_t ch = b->child[node];
+    uint32_t first = *count;
+    if (bvh_is_leaf(ch))
+        tris[(*count)++] = bvh_leaf_triangle(ch);
+    else {
+        check_tree_boxes(b, ch, tris, count, bad);
+        check_tree_boxes(b, ch + 1, tris, count, bad);
+    }
+    const bvh_node *n = &b->nodes[node];
+    for (uint32_t k = first; k < *count; k++)
+        for (int v = 0; v < 3; v++) {
+            prox_vec3 p = b->tri[tris[k]][v];
+            double d[3] = {p.x - n->c[0], p.y - n->c[1], p.z - n->c[2]};
+            for (int i = 0; i < 3; i++)
+                if (fabs(n->R[0][i] * d[0] + n->R[1][i] * d[1] + n->R[2][i] * d[2]) > (double)n->e[i])
+                    (*bad)++;
+        }
+}
+
+static void test_build_invariants(void)
+{
+    prox_mesh *M[3] = {prox_mesh_make_torus(0.6, 0.15, 48, 24), prox_mesh_make_soup(500, 1000.0, 3.0, 3),
+                       prox_mesh_make_sphere(1e-3, 3)};
+    for (int m = 0; m < 3; m++) {
+        prox_bvh *b = prox_bvh_build(M[m]);
+        CHECK(b && prox_bvh_node_count(b) == 2 * M[m]->triangle_count - 1, "2n-1 nodes");
+        uint32_t *tris = malloc(sizeof *tris * M[m]->triangle_count), count = 0;
+        int bad = 0;
+        check_tree_boxes(b, 0, tris, &count, &bad);
+        CHECK(bad == 0 && count == M[m]->triangle_count, "mesh %d: %d vertices outside their node boxes", m, bad);
+        CHECK(prox_bvh_memory_bytes(b) > 64u * prox_bvh_node_count(b), "memory accounted");
+        free(tris);
+        prox_bvh_free(b);
+        prox_mesh_free(M[m]);
+    }
+    CHECK(prox_bvh_build(NULL) == NULL, "NULL mesh refused");
+}
+
+/* Ray-parity containment against the mesh's winding number, at random
+ * points and at points on axis-aligned lines through vertices (grazing). */
+static void test_contains(void)
+{
+    prox_mesh *M[2] = {prox_mesh_make_torus(0.6, 0.25, 32, 16), prox_mesh_make_box(prox_v3(0.5, 0.3, 0.2))};
+    unsigned long long s = 31;
+    for (int m = 0; m < 2; m++) {
+        prox_bvh *b = prox_bvh_build(M[m]);
+        int agree = 0, n = 400;
+        for (int i = 0; i < n; i++) {
+            prox_vec3 p = prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -0.4, 0.4));
+            if (i % 4 == 0) /* the first ray (bvh.c's direction) passes through a vertex */
+                p = prox_v3_madd(M[m]->vertices[i % M[m]->vertex_count], prox_v3(0.5773, 0.5774, 0.5775),
+                                 -check_rng_uniform(&s, 0.05, 0.5));
+            if (i % 8 == 1) /* on the surface's plane through a vertex, slightly inside or outside */
+                p = prox_v3_scale(M[m]->vertices[i % M[m]->vertex_count], 1.0 + check_rng_uniform(&s, -0.01, 0.01));
+            agree += prox_bvh_contains_point(b, p) == prox_mesh_contains_point(M[m], p);
+        }
+        CHECK(agree == n, "mesh %d: %d of %d containment answers agree with the winding number", m, agree, n);
+        prox_bvh_free(b);
+        prox_mesh_free(M[m]);
+    }
 }
 
 static void test_sphere_sphere(void)
@@ -280,6 +446,9 @@ int main(int argc, char **argv)
     bank = prox_bank_create();
     prox_bank_register_defaults(bank);
     engine = prox_engine_create(NULL, bank);
+    RUN_TEST(test_bv_bounds);
+    RUN_TEST(test_build_invariants);
+    RUN_TEST(test_contains);
     RUN_TEST(test_sphere_sphere);
     RUN_TEST(test_torus_box);
     RUN_TEST(test_soup);
