@@ -8,5 +8,8 @@
 #include "prox_math.h"
 #include "prox_mesh.h"
 #include "prox_engine.h"
+#include "prox_bvh.h"
+#include "prox_ist.h"
+#include "prox_voxel.h"
 
 #endif

@@ -64,6 +64,10 @@ int prox_voxmap_set(prox_voxmap *m, int32_t x, int32_t y, int32_t z, uint32_t cl
 uint32_t prox_voxmap_apply(prox_voxmap *m, const prox_voxel_record *r, uint32_t count, int *status);
 /* Class of a cell (FREE when absent). */
 uint32_t prox_voxmap_get(const prox_voxmap *m, int32_t x, int32_t y, int32_t z);
+/* Decode a voxel leaf id reported in query results (leaf_a / leaf_b,
+ * contacts) into its cell; valid until the next update of the map.
+ * Returns 0, or -1 if the id is not a current leaf. */
+int prox_voxmap_leaf_cell(const prox_voxmap *m, uint32_t leaf, int32_t *x, int32_t *y, int32_t *z);
 /* Leaf voxels of a class (or all with PROX_CLASS_ALL as a mask of 1 << class). */
 uint32_t prox_voxmap_count(const prox_voxmap *m, uint32_t class_mask);
 void prox_voxmap_def_get(const prox_voxmap *m, prox_voxmap_def *out);

@@ -213,6 +213,16 @@ uint32_t prox_voxmap_get(const prox_voxmap *m, int32_t x, int32_t y, int32_t z)
     return m->lv[0].e[s].cnt[0] ? PROX_VOXEL_OBSTACLE : PROX_VOXEL_UNKNOWN;
 }
 
+int prox_voxmap_leaf_cell(const prox_voxmap *m, uint32_t leaf, int32_t *x, int32_t *y, int32_t *z)
+{
+    if (VX_LEVEL(leaf) != 0 || VX_SLOT(leaf) >= m->lv[0].cap || !m->lv[0].e[VX_SLOT(leaf)].key)
+        return -1;
+    uint32_t c[3];
+    vx_coords(m->lv[0].e[VX_SLOT(leaf)].key, c);
+    *x = (int32_t)c[0], *y = (int32_t)c[1], *z = (int32_t)c[2];
+    return 0;
+}
+
 uint32_t prox_voxmap_count(const prox_voxmap *m, uint32_t mask)
 {
     return ((mask >> PROX_VOXEL_OBSTACLE) & 1 ? m->leaf_count[0] : 0) + ((mask >> PROX_VOXEL_UNKNOWN) & 1 ? m->leaf_count[1] : 0);

@@ -8,6 +8,7 @@
 
 #include "prox_bvh.h"
 #include "prox_ist.h"
+#include "prox_voxel.h"
 
 static int has_ext(const char *path, const char *ext)
 {
@@ -25,6 +26,7 @@ void cli_normalize_mesh(prox_mesh *m)
 
 static void free_bvh(void *p) { prox_bvh_free(p); }
 static void free_ist(void *p) { prox_ist_free(p); }
+static void free_vox(void *p) { prox_voxmap_free(p); }
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen)
 {
@@ -36,6 +38,15 @@ int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char 
         out->owner = t;
         out->free_owner = free_ist;
         out->tree = prox_ist_tree(t);
+        return 0;
+    }
+    if (has_ext(path, ".vox")) {
+        prox_voxmap *v;
+        if (prox_voxmap_load(path, &v, err, errlen) != 0)
+            return -1;
+        out->owner = v;
+        out->free_owner = free_vox;
+        out->tree = prox_voxmap_tree(v);
         return 0;
     }
     prox_mesh *m = NULL;
