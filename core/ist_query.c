@@ -18,40 +18,6 @@
 #include "ist_internal.h"
 #include "sphere.h"
 
-typedef struct kids {
-    int n;
-    uint32_t id[4], leaves[4];
-    double x[4], y[4], z[4], R[4], vol[4];
-} kids;
-
-static void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k)
-{
-    k->n = 0;
-    if (id & IST_LEAF) {
-        float s[4], v;
-        uint32_t l;
-        ist_id_sphere(t, id, s, &v, &l);
-        k->id[0] = id, k->leaves[0] = 1;
-        k->x[0] = s[0], k->y[0] = s[1], k->z[0] = s[2], k->R[0] = s[3], k->vol[0] = v;
-        k->n = 1;
-    } else {
-        const ist_node *nd = &t->nodes[id];
-        for (int j = 0; j < 4; j++) {
-            if (nd->child[j] == IST_EMPTY)
-                continue;
-            int m = k->n++;
-            k->id[m] = nd->child[j];
-            k->leaves[m] = nd->cleaves[j];
-            k->x[m] = nd->cx[j], k->y[m] = nd->cy[j], k->z[m] = nd->cz[j], k->R[m] = nd->cr[j], k->vol[m] = nd->cvol[j];
-        }
-    }
-    if (X)
-        for (int m = 0; m < k->n; m++) {
-            prox_vec3 c = prox_xform_point(X, prox_v3(k->x[m], k->y[m], k->z[m]));
-            k->x[m] = c.x, k->y[m] = c.y, k->z[m] = c.z;
-        }
-}
-
 static inline prox_vec3 sphere_centre(const prox_ist *t, uint32_t leaf, const prox_xform *X)
 {
     const ist_sphere *s = &t->spheres[leaf];

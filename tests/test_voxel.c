@@ -1,0 +1,332 @@
+/* test_voxel.c - dynamic voxel maps: update invariants against a map built
+ * from scratch, files, and cross-type queries against brute force. */
+#include <unistd.h>
+
+#include "check.h"
+#include "../core/ist_internal.h"
+#include "../core/sphere.h"
+#include "../core/voxel_internal.h"
+#include "prox.h"
+
+static prox_bank *bank;
+static prox_engine *engine;
+
+static prox_voxmap *make_map(uint32_t n, double cell, uint32_t cap)
+{
+    prox_voxmap_def d = {cell, prox_v3(-0.5 * n * cell, -0.5 * n * cell, -0.5 * n * cell), {n, n, n}, cap};
+    char err[256];
+    prox_voxmap *m = prox_voxmap_create(&d, err, sizeof err);
+    CHECK(m != NULL, "create: %s", err);
+    return m;
+}
+
+typedef struct cells {
+    int n;
+    int32_t x[4096], y[4096], z[4096];
+    uint32_t c[4096];
+} cells;
+static void collect(int32_t x, int32_t y, int32_t z, uint32_t c, void *u)
+{
+    cells *s = u;
+    if (s->n < 4096)
+        s->x[s->n] = x, s->y[s->n] = y, s->z[s->n] = z, s->c[s->n] = c, s->n++;
+}
+
+static void test_update_invariants(void)
+{
+    unsigned long long s = 1;
+    prox_voxmap *m = make_map(24, 0.1, 16384);
+    uint8_t truth[24][24][24];
+    memset(truth, 0, sizeof truth);
+    for (int it = 0; it < 20000; it++) {
+        int x = (int)check_rng_uniform(&s, 0, 24), y = (int)check_rng_uniform(&s, 0, 24), z = (int)check_rng_uniform(&s, 0, 24);
+        uint32_t c = (uint32_t)check_rng_uniform(&s, 0, 3);
+        CHECK(prox_voxmap_set(m, x, y, z, c) == PROX_VOXEL_OK, "set");
+        truth[x][y][z] = (uint8_t)c;
+        if (it % 2000 == 0) {
+            char err[256];
+            CHECK(prox_voxmap_validate(m, err, sizeof err) == 0, "invariant after %d updates: %s", it, err);
+        }
+    }
+    char err[256];
+    CHECK(prox_voxmap_validate(m, err, sizeof err) == 0, "final invariant: %s", err);
+    uint32_t n1 = 0, n2 = 0, bad = 0;
+    for (int x = 0; x < 24; x++)
+        for (int y = 0; y < 24; y++)
+            for (int z = 0; z < 24; z++) {
+                n1 += truth[x][y][z] == 1, n2 += truth[x][y][z] == 2;
+                bad += prox_voxmap_get(m, x, y, z) != truth[x][y][z];
+            }
+    CHECK(bad == 0, "%u cells differ from the truth", bad);
+    CHECK(prox_voxmap_count(m, 1u << 1) == n1 && prox_voxmap_count(m, 1u << 2) == n2, "class counts");
+    /* rebuilt from scratch: same answers to a query */
+    prox_voxmap *r = make_map(24, 0.1, 16384);
+    for (int x = 0; x < 24; x++)
+        for (int y = 0; y < 24; y++)
+            for (int z = 0; z < 24; z++)
+                if (truth[x][y][z])
+                    prox_voxmap_set(r, x, y, z, truth[x][y][z]);
+    prox_mesh *ball = prox_mesh_make_sphere(0.3, 2);
+    prox_ist_def d = prox_ist_def_default();
+    d.target_spheres = 200;
+    d.progress = 0;
+    prox_ist *ist;
+    CHECK(prox_ist_build(ball, &d, &ist, err, sizeof err) == 0, "ist");
+    for (int k = 0; k < 10; k++) {
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -2, 2), check_rng_uniform(&s, -2, 2), 2.0), prox_quat_identity());
+        prox_result ra, rb;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_object_pair pa = {prox_voxmap_tree(m), prox_ist_tree(ist), prox_xform_identity(), xb, NULL};
+        prox_object_pair pb = {prox_voxmap_tree(r), prox_ist_tree(ist), prox_xform_identity(), xb, NULL};
+        prox_query_run(engine, &q, &pa, 1, &ra);
+        prox_query_run(engine, &q, &pb, 1, &rb);
+        CHECK(ra.value == rb.value, "updated map %g vs rebuilt %g", ra.value, rb.value);
+    }
+    /* capacity: a full map refuses and changes nothing */
+    prox_voxmap *small = make_map(16, 0.1, 8);
+    int full = 0;
+    for (int i = 0; i < 64 && !full; i++)
+        full = prox_voxmap_set(small, i % 16, i / 16, 0, 1) == PROX_VOXEL_FULL;
+    CHECK(full && prox_voxmap_validate(small, err, sizeof err) == 0, "full map refuses cleanly");
+    CHECK(prox_voxmap_set(small, 99, 0, 0, 1) == PROX_VOXEL_OUT_OF_RANGE, "out of range");
+    CHECK(prox_voxmap_set(small, 0, 0, 0, 7) == PROX_VOXEL_BAD_CLASS, "bad class");
+    prox_voxmap_free(small);
+    prox_ist_free(ist);
+    prox_mesh_free(ball);
+    prox_voxmap_free(m);
+    prox_voxmap_free(r);
+}
+
+static void test_files(void)
+{
+    prox_voxmap *m = make_map(16, 0.2, 1024);
+    for (int i = 0; i < 50; i++)
+        prox_voxmap_set(m, i % 16, (i * 7) % 16, (i * 3) % 16, 1 + (i & 1));
+    char path[] = "/tmp/hapticd-vox-XXXXXX";
+    close(mkstemp(path));
+    char err[512];
+    CHECK(prox_voxmap_save(m, path, err, sizeof err) == 0, "save: %s", err);
+    prox_voxmap *l = NULL;
+    CHECK(prox_voxmap_load(path, &l, err, sizeof err) == 0, "load: %s", err);
+    if (l) {
+        cells a = {0}, b = {0};
+        prox_voxmap_foreach(m, collect, &a);
+        int same = a.n == (int)prox_voxmap_count(l, PROX_CLASS_ALL);
+        for (int i = 0; i < a.n; i++)
+            same &= prox_voxmap_get(l, a.x[i], a.y[i], a.z[i]) == a.c[i];
+        (void)b;
+        CHECK(same, "round trip");
+        prox_voxmap_free(l);
+    }
+    const char *bad[][2] = {{"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n9 0 0 1\n", "outside"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1 1 5\n", "unknown class"},
+                            {"hapticd-voxmap 1\ncell 0.1\n", "truncated"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1\n", "x y z class"},
+                            {"PLY garbage\n", "not a voxel map"},
+                            {"", "empty"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i][0], f);
+        fclose(f);
+        l = NULL;
+        CHECK(prox_voxmap_load(path, &l, err, sizeof err) == -1 && l == NULL && strstr(err, bad[i][1]), "bad file %zu: %s", i, err);
+    }
+    /* a point cloud */
+    FILE *f = fopen(path, "w");
+    fputs("0 0 0\n0.05 0.05 0.05\n1 1 1\n# comment\n0.5 0.5 0.5\n", f);
+    fclose(f);
+    char xyz[64];
+    snprintf(xyz, sizeof xyz, "%s.xyz", path);
+    rename(path, xyz);
+    CHECK(prox_voxmap_from_cloud(xyz, 0.1, 1, &l, err, sizeof err) == 0, "cloud: %s", err);
+    if (l) {
+        CHECK(prox_voxmap_count(l, PROX_CLASS_ALL) == 3, "3 occupied cells from 4 points (%u)", prox_voxmap_count(l, PROX_CLASS_ALL));
+        prox_voxmap_free(l);
+    }
+    unlink(xyz);
+    prox_voxmap_free(m);
+}
+
+/* brute force: every voxel against every sphere / triangle */
+static void test_cross_type_brute(void)
+{
+    unsigned long long s = 5;
+    prox_voxmap *m = make_map(12, 0.05, 2048);
+    for (int i = 0; i < 150; i++)
+        prox_voxmap_set(m, (int)check_rng_uniform(&s, 0, 12), (int)check_rng_uniform(&s, 0, 12), (int)check_rng_uniform(&s, 0, 12),
+                        1 + (i % 3 == 0));
+    cells all = {0};
+    prox_voxmap_foreach(m, collect, &all);
+    prox_mesh *mesh = prox_mesh_make_torus(0.12, 0.04, 16, 8);
+    prox_ist_def d = prox_ist_def_default();
+    d.target_spheres = 150;
+    d.progress = 0;
+    prox_ist *ist;
+    char err[256];
+    CHECK(prox_ist_build(mesh, &d, &ist, err, sizeof err) == 0, "ist");
+    prox_bvh *bvh = prox_bvh_build(mesh);
+    double rv = 0.05 * cbrt(3.0 / (4.0 * M_PI));
+    for (int it = 0; it < 12; it++) {
+        prox_quat qr = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.5, 0.5), check_rng_uniform(&s, -0.5, 0.5), check_rng_uniform(&s, -0.5, 0.5)), qr);
+        uint32_t mask = it % 2 ? (1u << PROX_VOXEL_OBSTACLE) : PROX_CLASS_ALL;
+        double want_d = INFINITY, want_v = 0, want_tri = INFINITY;
+        int want_hit = 0, want_tri_hit = 0;
+        for (int v = 0; v < all.n; v++) {
+            if (!((mask >> all.c[v]) & 1))
+                continue;
+            prox_vec3 lo = prox_v3(-0.3 + all.x[v] * 0.05, -0.3 + all.y[v] * 0.05, -0.3 + all.z[v] * 0.05);
+            prox_vec3 hi = prox_v3_add(lo, prox_v3(0.05, 0.05, 0.05)), cc = prox_v3_add(lo, prox_v3(0.025, 0.025, 0.025));
+            for (uint32_t k = 0; k < ist->sphere_count; k++) {
+                const ist_sphere *sp = &ist->spheres[k];
+                prox_vec3 c = prox_xform_point(&xb, prox_v3(sp->x, sp->y, sp->z));
+                prox_vec3 cl = prox_v3(fmin(fmax(c.x, lo.x), hi.x), fmin(fmax(c.y, lo.y), hi.y), fmin(fmax(c.z, lo.z), hi.z));
+                double dd = prox_v3_dist(c, cl) - sp->r;
+                want_d = fmin(want_d, dd);
+                want_hit |= dd <= 0;
+                want_v += prox_lens_volume(rv, sp->r2, prox_v3_dist(c, cc));
+            }
+            /* triangle vs box: sample-free exact via the box's 12 triangles + containment */
+            for (uint32_t t = 0; t < mesh->triangle_count; t++) {
+                prox_vec3 T[3];
+                int inside = 1;
+                for (int k = 0; k < 3; k++) {
+                    T[k] = prox_xform_point(&xb, mesh->vertices[mesh->triangles[t][k]]);
+                    inside &= T[k].x >= lo.x && T[k].x <= hi.x && T[k].y >= lo.y && T[k].y <= hi.y && T[k].z >= lo.z && T[k].z <= hi.z;
+                }
+                prox_vec3 P[8];
+                for (int k = 0; k < 8; k++)
+                    P[k] = prox_v3(k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z);
+                static const int f[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 6, 7}, {4, 7, 5}, {0, 4, 5}, {0, 5, 1},
+                                             {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
+                double dt = inside ? 0 : INFINITY;
+                for (int k = 0; k < 12 && dt > 0; k++) {
+                    prox_vec3 F[3] = {P[f[k][0]], P[f[k][1]], P[f[k][2]]}, a, b;
+                    dt = fmin(dt, prox_triangle_distance(F, T, &a, &b));
+                }
+                want_tri = fmin(want_tri, dt);
+                want_tri_hit |= dt <= 1e-12;
+            }
+        }
+        prox_object_pair pi = {prox_voxmap_tree(m), prox_ist_tree(ist), prox_xform_identity(), xb, NULL};
+        prox_object_pair pm = {prox_voxmap_tree(m), prox_bvh_tree(bvh), prox_xform_identity(), xb, NULL};
+        prox_result r;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        q.voxel_classes = mask;
+        prox_query_run(engine, &q, &pi, 1, &r);
+        if (!want_hit)
+            CHECK(fabs(r.value - want_d) < 1e-9, "voxel-ist distance %g vs %g", r.value, want_d);
+        else
+            CHECK(r.value <= 0, "voxel-ist overlap");
+        q.kind = PROX_QUERY_COLLIDE;
+        prox_query_run(engine, &q, &pi, 1, &r);
+        CHECK((int)r.value == want_hit, "voxel-ist collide %g vs %d", r.value, want_hit);
+        q.kind = PROX_QUERY_PENVOL;
+        prox_query_run(engine, &q, &pi, 1, &r);
+        CHECK(fabs(r.value - want_v) <= 1e-6 * want_v + 1e-15, "voxel-ist penvol %g vs %g", r.value, want_v);
+        /* the same pair the other way round (the bank serves (IST, VOXEL) swapped) */
+        prox_xform inv = prox_xform_inverse(&xb);
+        prox_object_pair pis = {prox_ist_tree(ist), prox_voxmap_tree(m), prox_xform_identity(), inv, NULL};
+        prox_result rs;
+        prox_query_run(engine, &q, &pis, 1, &rs);
+        CHECK(fabs(rs.value - want_v) <= 1e-6 * want_v + 1e-15, "ist-voxel penvol (swapped) %g vs %g", rs.value, want_v);
+        q.kind = PROX_QUERY_DISTANCE;
+        prox_query_run(engine, &q, &pm, 1, &r);
+        CHECK(fabs(r.value - want_tri) < 1e-9, "voxel-mesh distance %g vs %g", r.value, want_tri);
+        q.kind = PROX_QUERY_COLLIDE;
+        prox_query_run(engine, &q, &pm, 1, &r);
+        CHECK((int)r.value == want_tri_hit, "voxel-mesh collide %g vs %d", r.value, want_tri_hit);
+    }
+    /* voxel x voxel: a second map, rotated */
+    prox_voxmap *m2 = make_map(6, 0.07, 256);
+    for (int i = 0; i < 20; i++)
+        prox_voxmap_set(m2, (int)check_rng_uniform(&s, 0, 6), (int)check_rng_uniform(&s, 0, 6), (int)check_rng_uniform(&s, 0, 6), 1);
+    cells all2 = {0};
+    prox_voxmap_foreach(m2, collect, &all2);
+    for (int it = 0; it < 5; it++) {
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.6, 0.6), 0.1, 0.2),
+                                             prox_quat_axis_angle(prox_v3(1, 2, 3), check_rng_uniform(&s, 0, 3)));
+        double want = INFINITY;
+        for (int a = 0; a < all.n; a++)
+            for (int b = 0; b < all2.n; b++) {
+                prox_vec3 lo = prox_v3(-0.3 + all.x[a] * 0.05, -0.3 + all.y[a] * 0.05, -0.3 + all.z[a] * 0.05);
+                prox_vec3 hi = prox_v3_add(lo, prox_v3(0.05, 0.05, 0.05));
+                prox_vec3 blo = prox_v3(-0.21 + all2.x[b] * 0.07, -0.21 + all2.y[b] * 0.07, -0.21 + all2.z[b] * 0.07);
+                prox_vec3 bhi = prox_v3_add(blo, prox_v3(0.07, 0.07, 0.07));
+                /* brute force: 12 x 12 face triangles, plus containment of a corner */
+                prox_vec3 A8[8], B8[8];
+                for (int k = 0; k < 8; k++) {
+                    A8[k] = prox_v3(k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z);
+                    B8[k] = prox_xform_point(&xb, prox_v3(k & 1 ? bhi.x : blo.x, k & 2 ? bhi.y : blo.y, k & 4 ? bhi.z : blo.z));
+                }
+                static const int f[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 6, 7}, {4, 7, 5}, {0, 4, 5}, {0, 5, 1},
+                                             {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
+                double dd = INFINITY;
+                for (int i = 0; i < 12; i++)
+                    for (int j = 0; j < 12; j++) {
+                        prox_vec3 FA[3] = {A8[f[i][0]], A8[f[i][1]], A8[f[i][2]]}, FB[3] = {B8[f[j][0]], B8[f[j][1]], B8[f[j][2]]}, x, y;
+                        dd = fmin(dd, prox_triangle_distance(FA, FB, &x, &y));
+                    }
+                prox_vec3 bc = prox_v3_scale(prox_v3_add(B8[0], B8[7]), 0.5);
+                if (bc.x > lo.x && bc.x < hi.x && bc.y > lo.y && bc.y < hi.y && bc.z > lo.z && bc.z < hi.z)
+                    dd = 0;
+                want = fmin(want, dd);
+            }
+        prox_object_pair pv = {prox_voxmap_tree(m), prox_voxmap_tree(m2), prox_xform_identity(), xb, NULL};
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_result r;
+        prox_query_run(engine, &q, &pv, 1, &r);
+        CHECK(fabs(r.value - want) < 1e-9, "voxel-voxel distance %g vs %g", r.value, want);
+    }
+    prox_voxmap_free(m2);
+    prox_bvh_free(bvh);
+    prox_ist_free(ist);
+    prox_mesh_free(mesh);
+    prox_voxmap_free(m);
+}
+
+static int alt_calls;
+static void alt_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    (void)na, (void)nb;
+    alt_calls++;
+    prox_ctx_offer_distance(c, p, 7.0, prox_v3(0, 0, 0), prox_v3(7, 0, 0), 0, 0);
+}
+
+static void test_bank_switch(void)
+{
+    prox_voxmap *a = make_map(4, 0.1, 64), *b = make_map(4, 0.1, 64);
+    prox_voxmap_set(a, 0, 0, 0, 1);
+    prox_voxmap_set(b, 0, 0, 0, 1);
+    prox_xform xb = prox_xform_from_pose(prox_v3(1, 0, 0), prox_quat_identity());
+    prox_object_pair p = {prox_voxmap_tree(a), prox_voxmap_tree(b), prox_xform_identity(), xb, NULL};
+    prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+    prox_result r;
+    prox_query_run(engine, &q, &p, 1, &r);
+    CHECK_NEAR(r.value, 0.9, 1e-12, "built-in voxel-voxel distance");
+    prox_handler saved = *prox_bank_get(bank, PROX_TREE_VOXEL, PROX_TREE_VOXEL, PROX_QUERY_DISTANCE);
+    prox_handler h = {"alternative", NULL, NULL, alt_expand, NULL, NULL};
+    prox_bank_set(bank, PROX_TREE_VOXEL, PROX_TREE_VOXEL, PROX_QUERY_DISTANCE, &h);
+    prox_query_run(engine, &q, &p, 1, &r);
+    CHECK(r.value == 7.0 && alt_calls == 1, "the second handler answers (%g)", r.value);
+    prox_bank_set(bank, PROX_TREE_VOXEL, PROX_TREE_VOXEL, PROX_QUERY_DISTANCE, &saved);
+    prox_query_run(engine, &q, &p, 1, &r);
+    CHECK_NEAR(r.value, 0.9, 1e-12, "switched back");
+    prox_voxmap_free(a);
+    prox_voxmap_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    engine = prox_engine_create(NULL, bank);
+    RUN_TEST(test_update_invariants);
+    RUN_TEST(test_files);
+    RUN_TEST(test_cross_type_brute);
+    RUN_TEST(test_bank_switch);
+    prox_engine_destroy(engine);
+    prox_bank_destroy(bank);
+    return check_summary(argv[0]);
+}
