@@ -66,6 +66,8 @@ static int parse_pose_arg(const char *s, prox_xform *out)
     return prox_parse_pose(buf, out) == 1 ? 0 : -1;
 }
 
+static void free_voxmap(void *p) { prox_voxmap_free(p); }
+
 static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
 {
     struct {
@@ -87,6 +89,20 @@ static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
             rt_object_free(&o);
             return -1;
         }
+    }
+    /* a pillar of obstacle voxels: the environment mixes meshes and maps */
+    prox_voxmap_def vd = {0.01, prox_v3(-0.16, -0.03, -0.06), {6, 6, 16}, 1024};
+    prox_voxmap *vm = prox_voxmap_create(&vd, err, errlen);
+    if (!vm)
+        return -1;
+    for (int x = 0; x < 6; x++)
+        for (int y = 0; y < 6; y++)
+            for (int z = 0; z < 16; z++)
+                prox_voxmap_set(vm, x, y, z, PROX_VOXEL_OBSTACLE);
+    rt_object vo = {prox_voxmap_tree(vm), vm, free_voxmap, PROX_TREE_VOXEL};
+    if (rt_service_add_object(svc, "pillar", &vo, NULL, err, errlen) != 0) {
+        prox_voxmap_free(vm);
+        return -1;
     }
     return rt_service_set_tool(svc, "tool", err, errlen);
 }

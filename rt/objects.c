@@ -6,6 +6,7 @@
 
 #include "prox_bvh.h"
 #include "prox_ist.h"
+#include "prox_voxel.h"
 #include "rt_objects.h"
 #include "rt_service.h"
 
@@ -20,6 +21,7 @@ static void free_mesh_bvh(void *p)
 }
 
 static void free_ist(void *p) { prox_ist_free(p); }
+static void free_vox(void *p) { prox_voxmap_free(p); }
 
 int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen)
 {
@@ -77,6 +79,16 @@ int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen)
         out->type = PROX_TREE_IST;
         return 0;
     }
+    if (has_ext(path, ".vox")) {
+        prox_voxmap *v;
+        if (prox_voxmap_load(path, &v, err, errlen) != 0)
+            return -1;
+        out->tree = prox_voxmap_tree(v);
+        out->owner = v;
+        out->free_owner = free_vox;
+        out->type = PROX_TREE_VOXEL;
+        return 0;
+    }
     prox_mesh *m;
     if (prox_mesh_load(path, &m, err, errlen) != 0)
         return -1;
@@ -98,15 +110,23 @@ void rt_object_free(rt_object *o)
 
 const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_update *u, uint32_t count)
 {
-    (void)u;
-    (void)count;
     if (o->type != PROX_TREE_VOXEL)
         return "not a voxel map";
+    prox_voxmap_def d;
+    prox_voxmap_def_get(o->owner, &d);
+    for (uint32_t i = 0; i < count; i++) {
+        if (u[i].x < 0 || u[i].y < 0 || u[i].z < 0 || (uint32_t)u[i].x >= d.dims[0] || (uint32_t)u[i].y >= d.dims[1] ||
+            (uint32_t)u[i].z >= d.dims[2])
+            return "a cell lies outside the map; nothing applied";
+        if (u[i].cls >= PROX_VOXEL_CLASS_COUNT)
+            return "unknown voxel class (0 free, 1 obstacle, 2 unknown); nothing applied";
+    }
     return NULL;
 }
 
 void rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u)
 {
-    (void)tree;
-    (void)u;
+    /* the RT thread owns the live map between queries: the one writer */
+    prox_voxmap *m = (prox_voxmap *)tree->impl;
+    prox_voxmap_set(m, u->x, u->y, u->z, u->cls); /* checked on entry; a full map refuses and changes nothing */
 }

@@ -122,6 +122,8 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
     return rt_service_add_object(svc, name, &o, &x, err, 256);
 }
 
+static void free_vm(void *p) { prox_voxmap_free(p); }
+
 static void test_loop_with_sim_device(void)
 {
     char err[256];
@@ -142,6 +144,11 @@ static void test_loop_with_sim_device(void)
     CHECK(add(svc, "floor", prox_mesh_make_box(prox_v3(0.2, 0.2, 0.03)), prox_v3(0, 0, -0.03), err) == 0, "floor: %s", err);
     CHECK(add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0, "tool: %s", err);
     CHECK(rt_service_set_tool(svc, "tool", err, sizeof err) == 0, "tool: %s", err);
+    /* a voxel map beside the floor, updated while the loop runs */
+    prox_voxmap_def vd = {0.01, prox_v3(0.25, -0.05, -0.05), {16, 16, 16}, 4096};
+    prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
+    rt_object vo = {prox_voxmap_tree(vm), vm, free_vm, PROX_TREE_VOXEL};
+    CHECK(rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err) == 0, "voxel map: %s", err);
     watch w;
     memset(&w, 0, sizeof w);
     pthread_mutex_init(&w.lock, NULL);
@@ -152,6 +159,12 @@ static void test_loop_with_sim_device(void)
 #ifdef COUNT_MALLOC
     long a0 = atomic_load(&rt_allocs);
 #endif
+    rt_voxel_update vu[256];
+    for (int i = 0; i < 256; i++)
+        vu[i] = (rt_voxel_update){i % 16, (i / 16) % 16, 3, i % 5 == 0 ? RT_VOXEL_FREE : 1u};
+    CHECK(rt_service_voxel_update(svc, "map", vu, 256, err, sizeof err) == 256, "voxel updates queued: %s", err);
+    rt_voxel_update badv = {99, 0, 0, 1};
+    CHECK(rt_service_voxel_update(svc, "map", &badv, 1, err, sizeof err) == -1 && strstr(err, "outside"), "bad cell: %s", err);
     sleep_s(2.5);
 #ifdef COUNT_MALLOC
     long a1 = atomic_load(&rt_allocs);
@@ -178,6 +191,8 @@ static void test_loop_with_sim_device(void)
     prox_vec3 f_end = dev_sim_last_force(dev);
     CHECK(prox_v3_len(f_end) == 0, "zero output after shutdown");
     rt_service_status(svc, &st);
+    uint32_t cells = prox_voxmap_count(vm, PROX_CLASS_ALL);
+    CHECK(cells == 256 - 52, "the RT thread applied the voxel updates (%u cells)", cells);
     pthread_mutex_lock(&w.lock);
     CHECK(st.cycles > 2000, "cycles %llu", (unsigned long long)st.cycles);
     CHECK(st.telemetry_drops == 0 && st.telemetry_gaps == 0 && (uint64_t)w.n == st.cycles,
