@@ -14,7 +14,7 @@
 #include "handlers.h"
 #include "prox_engine.h"
 
-#define PROX_DEFAULT_CHECK_EVERY 16u
+#define PROX_DEFAULT_CHECK_EVERY 4u
 
 typedef struct pair_priv {
     const prox_handler *h;

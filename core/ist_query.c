@@ -126,6 +126,9 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     prox_vec3 best_pa = pa, best_pb = pb;
     uint32_t tests = 1, prev_a = UINT32_MAX, prev_b = UINT32_MAX;
     for (int step = 0; step < 64; step++) {
+        /* the walk is refinement, not the answer: it yields to the deadline */
+        if (p->query->deadline_ns && (step & 3) == 3 && prox_now_ns() >= p->query->deadline_ns)
+            break;
         /* move to the best neighbouring pair; equal distance moves are
          * allowed (closest features on a shared edge form plateaus), but
          * never straight back */

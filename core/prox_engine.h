@@ -84,7 +84,7 @@ typedef struct prox_query {
     double tolerance;       /* TOLERANCE: the threshold distance */
     double rel_err;         /* DISTANCE: stop when lower >= upper * (1 - rel_err); 0 = exact */
     uint64_t deadline_ns;   /* absolute CLOCK_MONOTONIC deadline; 0 = none */
-    uint32_t check_every;   /* expansions between clock reads; 0 = engine default (16) */
+    uint32_t check_every;   /* expansions between clock reads; 0 = engine default (4) */
     uint32_t voxel_classes; /* classes of voxel maps that count; 0 = PROX_CLASS_ALL */
     prox_contact *contacts; /* CONTACTS (and optional for PENVOL): caller-owned output */
     uint32_t max_contacts;
