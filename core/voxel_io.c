@@ -1,4 +1,5 @@
-/* voxel_io.c - voxel maps from point clouds (PLY via assimp, XYZ text). */
+/* voxel_io.c - voxel maps from point clouds: PLY (own reader), XYZ text,
+ * other formats' vertices through assimp. */
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -57,6 +58,191 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     return 0;
 }
 
+/* A small PLY reader for point clouds. assimp reads vertex-only PLY files
+ * but fills missing values of a truncated file silently (with repeated or
+ * zero coordinates), so clouds are read here: ascii, binary_little_endian
+ * and binary_big_endian; the vertex element's x, y, z of any scalar type,
+ * other scalar vertex properties skipped; elements after the vertices
+ * (faces) ignored; ascii elements before the vertices skipped by lines. */
+typedef struct ply_prop {
+    int size, type; /* type: 0 int, 1 uint, 2 float */
+    int axis;       /* 0..2 for x, y, z, else -1 */
+} ply_prop;
+
+static int ply_type(const char *t, int *size, int *type)
+{
+    static const struct {
+        const char *n;
+        int size, type;
+    } T[] = {{"char", 1, 0},   {"int8", 1, 0},    {"uchar", 1, 1},  {"uint8", 1, 1},   {"short", 2, 0},
+             {"int16", 2, 0},  {"ushort", 2, 1},  {"uint16", 2, 1}, {"int", 4, 0},     {"int32", 4, 0},
+             {"uint", 4, 1},   {"uint32", 4, 1},  {"float", 4, 2},  {"float32", 4, 2}, {"double", 8, 2},
+             {"float64", 8, 2}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+        if (!strcmp(t, T[i].n)) {
+            *size = T[i].size, *type = T[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+static double ply_binary_value(const unsigned char *b, const ply_prop *p, int big)
+{
+    unsigned char v[8];
+    for (int i = 0; i < p->size; i++)
+        v[i] = big ? b[p->size - 1 - i] : b[i];
+    if (p->type == 2) {
+        if (p->size == 4) {
+            float f;
+            memcpy(&f, v, 4);
+            return f;
+        }
+        double d;
+        memcpy(&d, v, 8);
+        return d;
+    }
+    uint64_t u = 0;
+    for (int i = p->size - 1; i >= 0; i--)
+        u = u << 8 | v[i];
+    if (p->type == 0 && p->size < 8 && (u >> (8 * p->size - 1)) & 1)
+        return (double)(int64_t)(u - (1ull << (8 * p->size)));
+    return (double)u;
+}
+
+static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    int format = -1, in_vertex = 0, seen_vertex = 0, np = 0, have[3] = {0, 0, 0}, lineno = 0;
+    unsigned long nv = 0, skip_lines = 0;
+    ply_prop props[64];
+    prox_vec3 *v = NULL;
+    if (!fgets(line, sizeof line, f) || strncmp(line, "ply", 3)) {
+        snprintf(err, errlen, "%s: not a PLY file (no 'ply' magic)", path);
+        goto fail;
+    }
+    lineno = 1;
+    for (;;) {
+        if (!fgets(line, sizeof line, f)) {
+            snprintf(err, errlen, "%s: truncated PLY header (no end_header)", path);
+            goto fail;
+        }
+        lineno++;
+        char a[64] = "", b[64] = "", c[64] = "";
+        unsigned long cnt;
+        sscanf(line, "%63s %63s %63s", a, b, c);
+        if (!strcmp(a, "end_header"))
+            break;
+        if (!strcmp(a, "format")) {
+            format = !strcmp(b, "ascii") ? 0 : !strcmp(b, "binary_little_endian") ? 1 : !strcmp(b, "binary_big_endian") ? 2 : -1;
+            if (format < 0) {
+                snprintf(err, errlen, "%s:%d: unknown PLY format '%s'", path, lineno, b);
+                goto fail;
+            }
+        } else if (!strcmp(a, "element")) {
+            if (sscanf(line, "%*s %*s %lu", &cnt) != 1) {
+                snprintf(err, errlen, "%s:%d: malformed element line", path, lineno);
+                goto fail;
+            }
+            in_vertex = !strcmp(b, "vertex");
+            if (in_vertex) {
+                seen_vertex = 1;
+                nv = cnt;
+            } else if (!seen_vertex) {
+                if (format != 0) {
+                    snprintf(err, errlen, "%s: binary PLY with elements before the vertices is not supported", path);
+                    goto fail;
+                }
+                skip_lines += cnt;
+            }
+        } else if (!strcmp(a, "property") && in_vertex) {
+            if (!strcmp(b, "list")) {
+                snprintf(err, errlen, "%s:%d: list properties on vertices are not supported", path, lineno);
+                goto fail;
+            }
+            if (np == 64 || ply_type(b, &props[np].size, &props[np].type) != 0) {
+                snprintf(err, errlen, "%s:%d: unsupported vertex property type '%s'", path, lineno, b);
+                goto fail;
+            }
+            props[np].axis = !strcmp(c, "x") ? 0 : !strcmp(c, "y") ? 1 : !strcmp(c, "z") ? 2 : -1;
+            if (props[np].axis >= 0)
+                have[props[np].axis] = 1;
+            np++;
+        }
+    }
+    if (format < 0 || !seen_vertex || !have[0] || !have[1] || !have[2]) {
+        snprintf(err, errlen, "%s: PLY header lacks a format or a vertex element with x, y, z", path);
+        goto fail;
+    }
+    if (nv > (1ul << 28)) {
+        snprintf(err, errlen, "%s: %lu vertices is too many", path, nv);
+        goto fail;
+    }
+    v = malloc(sizeof *v * (nv ? nv : 1));
+    if (!v) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    for (unsigned long i = 0; i < skip_lines; i++)
+        if (!fgets(line, sizeof line, f)) {
+            snprintf(err, errlen, "%s: truncated PLY (elements before the vertices)", path);
+            goto fail;
+        }
+    int rec = 0;
+    for (int i = 0; i < np; i++)
+        rec += props[i].size;
+    for (unsigned long i = 0; i < nv; i++) {
+        double xyz[3] = {0, 0, 0};
+        if (format == 0) {
+            if (!fgets(line, sizeof line, f)) {
+                snprintf(err, errlen, "%s: truncated PLY (%lu of %lu vertices)", path, i, nv);
+                goto fail;
+            }
+            char *s = line;
+            for (int k = 0; k < np; k++) {
+                char *e;
+                double val = strtod(s, &e);
+                if (e == s) {
+                    snprintf(err, errlen, "%s: vertex %lu has %d values, want %d", path, i, k, np);
+                    goto fail;
+                }
+                s = e;
+                if (props[k].axis >= 0)
+                    xyz[props[k].axis] = val;
+            }
+        } else {
+            unsigned char buf[512];
+            if (rec > (int)sizeof buf || fread(buf, 1, (size_t)rec, f) != (size_t)rec) {
+                snprintf(err, errlen, "%s: truncated PLY (%lu of %lu vertices)", path, i, nv);
+                goto fail;
+            }
+            int off = 0;
+            for (int k = 0; k < np; k++) {
+                if (props[k].axis >= 0)
+                    xyz[props[k].axis] = ply_binary_value(buf + off, &props[k], format == 2);
+                off += props[k].size;
+            }
+        }
+        if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2])) {
+            snprintf(err, errlen, "%s: vertex %lu is not finite", path, i);
+            goto fail;
+        }
+        v[i] = prox_v3(xyz[0], xyz[1], xyz[2]);
+    }
+    fclose(f);
+    *pts = v;
+    *n = nv;
+    return 0;
+fail:
+    free(v);
+    fclose(f);
+    return -1;
+}
+
 static int read_assimp_points(const char *path, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
 {
     const struct aiScene *sc = aiImportFile(path, 0);
@@ -97,10 +283,12 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
         return -1;
     }
     size_t n = strlen(path);
-    int xyz = n > 4 && !strcasecmp(path + n - 4, ".xyz");
+    int xyz = n > 4 && !strcasecmp(path + n - 4, ".xyz"), ply = n > 4 && !strcasecmp(path + n - 4, ".ply");
     prox_vec3 *p = NULL;
     size_t np = 0;
-    if ((xyz ? read_xyz(path, &p, &np, err, errlen) : read_assimp_points(path, &p, &np, err, errlen)) != 0)
+    int rc = xyz ? read_xyz(path, &p, &np, err, errlen)
+                 : (ply ? read_ply(path, &p, &np, err, errlen) : read_assimp_points(path, &p, &np, err, errlen));
+    if (rc != 0)
         return -1;
     if (np == 0) {
         free(p);
