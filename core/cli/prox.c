@@ -14,6 +14,7 @@ static const struct {
     {"collide", prox_cli_collide, "collide A B POSES [--normalize]"},
     {"penvol", prox_cli_penvol, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N]"},
     {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--normalize]"},
+    {"voxels", prox_cli_voxels, "voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]   point cloud -> voxel map"},
     {NULL, NULL, NULL},
 };
 
@@ -23,6 +24,7 @@ static void usage(FILE *f)
     for (int i = 0; commands[i].name; i++)
         fprintf(f, "  %s\n", commands[i].usage);
     fprintf(f, "\nPOSES files hold one pose of B per line: tx ty tz qw qx qy qz (# comments).\n");
+    fprintf(f, "Geometry arguments: meshes (assimp formats; --ist builds inner sphere trees), .ist files, .vox voxel maps.\n");
 }
 
 int main(int argc, char **argv)
