@@ -25,53 +25,63 @@ bvh_rel bvh_relative(const bvh_node *a, const bvh_node *b, const prox_xform *b_i
     return bvh_rel_placed(a, &p);
 }
 
+/* One edge-edge axis A_i x B_j (i1, i2 and j1, j2 the other two indices).
+ * Only a positive gap better than the best so far is worth its square root
+ * (any value <= 0 only says "the boxes may overlap"). */
+#define BVH_EDGE_AXIS(i, i1, i2, j, j1, j2)                                                                          \
+    do {                                                                                                             \
+        double x_ = fabs(T[i2] * R[i1][j] - T[i1] * R[i2][j]) - (ea[i1] * AR[i2][j] + ea[i2] * AR[i1][j]) -            \
+                    (eb[j1] * AR[i][j2] + eb[j2] * AR[i][j1]);                                                       \
+        if (x_ > 0) {                                                                                                \
+            double len2_ = R[i1][j] * R[i1][j] + R[i2][j] * R[i2][j];                                                \
+            if (len2_ >= 1e-12 && x_ * x_ > pos * pos * len2_) {                                                     \
+                pos = x_ / (sqrt(len2_) * (1.0 + 1e-12));                                                            \
+                if (pos >= threshold)                                                                                \
+                    return pos;                                                                                      \
+            }                                                                                                        \
+        }                                                                                                            \
+    } while (0)
+
 double bvh_obb_gap(const bvh_rel *r, const float eaf[3], const float ebf[3], double threshold)
 {
     const double(*R)[3] = r->R;
     const double *T = r->T;
-    double ea[3] = {eaf[0], eaf[1], eaf[2]}, eb[3] = {ebf[0], ebf[1], ebf[2]};
+    const double ea[3] = {eaf[0], eaf[1], eaf[2]}, eb[3] = {ebf[0], ebf[1], ebf[2]};
+    /* |R| padded against rounding (parallel edges make cross axes vanish) */
     double AR[3][3];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             AR[i][j] = fabs(R[i][j]) + 1e-12;
-    double best = -INFINITY, g;
-    for (int i = 0; i < 3; i++) {
-        g = fabs(T[i]) - ea[i] - (eb[0] * AR[i][0] + eb[1] * AR[i][1] + eb[2] * AR[i][2]);
-        best = g > best ? g : best;
-    }
+    double best, g;
+    /* A's face axes */
+    best = fabs(T[0]) - ea[0] - (eb[0] * AR[0][0] + eb[1] * AR[0][1] + eb[2] * AR[0][2]);
+    g = fabs(T[1]) - ea[1] - (eb[0] * AR[1][0] + eb[1] * AR[1][1] + eb[2] * AR[1][2]);
+    best = g > best ? g : best;
+    g = fabs(T[2]) - ea[2] - (eb[0] * AR[2][0] + eb[1] * AR[2][1] + eb[2] * AR[2][2]);
+    best = g > best ? g : best;
     if (best >= threshold)
         return best;
+    /* B's face axes */
     for (int j = 0; j < 3; j++) {
-        double t = T[0] * R[0][j] + T[1] * R[1][j] + T[2] * R[2][j];
-        g = fabs(t) - (ea[0] * AR[0][j] + ea[1] * AR[1][j] + ea[2] * AR[2][j]) - eb[j];
+        g = fabs(T[0] * R[0][j] + T[1] * R[1][j] + T[2] * R[2][j]) - (ea[0] * AR[0][j] + ea[1] * AR[1][j] + ea[2] * AR[2][j]) -
+            eb[j];
         best = g > best ? g : best;
     }
     if (best >= threshold)
         return best;
-    /* edge-edge axes: only a positive gap is worth its square root (any
-     * value <= 0 just means "the boxes may overlap") */
     double pos = best > 0 ? best : 0;
-    for (int i = 0; i < 3; i++) {
-        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-        for (int j = 0; j < 3; j++) {
-            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            double t = fabs(T[i2] * R[i1][j] - T[i1] * R[i2][j]);
-            double ra = ea[i1] * AR[i2][j] + ea[i2] * AR[i1][j];
-            double rb = eb[j1] * AR[i][j2] + eb[j2] * AR[i][j1];
-            double x = t - ra - rb;
-            if (x <= 0)
-                continue;
-            double len2 = R[i1][j] * R[i1][j] + R[i2][j] * R[i2][j];
-            if (len2 < 1e-12 || x * x <= pos * pos * len2)
-                continue; /* (nearly) parallel axes, or no better than best */
-            pos = x / (sqrt(len2) * (1.0 + 1e-12));
-            best = pos;
-            if (best >= threshold)
-                return best;
-        }
-    }
-    return best;
+    BVH_EDGE_AXIS(0, 1, 2, 0, 1, 2);
+    BVH_EDGE_AXIS(0, 1, 2, 1, 2, 0);
+    BVH_EDGE_AXIS(0, 1, 2, 2, 0, 1);
+    BVH_EDGE_AXIS(1, 2, 0, 0, 1, 2);
+    BVH_EDGE_AXIS(1, 2, 0, 1, 2, 0);
+    BVH_EDGE_AXIS(1, 2, 0, 2, 0, 1);
+    BVH_EDGE_AXIS(2, 0, 1, 0, 1, 2);
+    BVH_EDGE_AXIS(2, 0, 1, 1, 2, 0);
+    BVH_EDGE_AXIS(2, 0, 1, 2, 0, 1);
+    return pos > best ? pos : best;
 }
+
 
 /* Squared distance from (x, y, z) in a rectangle's frame to the rectangle
  * [-h0, h0] x [-h1, h1] x {0}. */
