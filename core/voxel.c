@@ -2,9 +2,11 @@
  *
  * Level 0 holds the leaf cells; level l holds the 2x2x2 blocks of level
  * l - 1 (coordinates >> l) with per-class leaf counts; the top level is a
- * single root block covering the whole map. Every level is an open
- * addressing table (linear probing, backward-shift deletion, load factor at
- * most 1/2) allocated at creation, so updates never allocate.
+ * single root block covering the whole map. Every level is allocated at
+ * creation, so updates never allocate: a dense array over the level's
+ * blocks when that is no larger than a hash table for the capacity, else an
+ * open addressing table (linear probing, backward-shift deletion, load
+ * factor at most 1/2).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +23,7 @@ static inline uint64_t vx_hash(uint64_t k)
     return k;
 }
 
-uint32_t vx_find(const vx_level *L, uint64_t key)
+uint32_t vx_find_hash(const vx_level *L, uint64_t key)
 {
     uint32_t i = (uint32_t)vx_hash(key) & L->mask;
     for (;;) {
@@ -36,6 +38,14 @@ uint32_t vx_find(const vx_level *L, uint64_t key)
 
 static uint32_t vx_insert(vx_level *L, uint64_t key)
 {
+    if (L->dense) {
+        uint64_t k = key - 1;
+        uint32_t i = (uint32_t)(k & 0xffff) + L->bdims[0] * ((uint32_t)((k >> 16) & 0xffff) + L->bdims[1] * (uint32_t)((k >> 32) & 0xffff));
+        L->e[i].key = key;
+        L->e[i].cnt[0] = L->e[i].cnt[1] = 0;
+        L->n++;
+        return i;
+    }
     uint32_t i = (uint32_t)vx_hash(key) & L->mask;
     while (L->e[i].key != 0)
         i = (i + 1) & L->mask;
@@ -47,6 +57,11 @@ static uint32_t vx_insert(vx_level *L, uint64_t key)
 
 static void vx_remove(vx_level *L, uint32_t i)
 {
+    if (L->dense) {
+        L->e[i].key = 0;
+        L->n--;
+        return;
+    }
     /* backward-shift deletion keeps probe chains intact without tombstones */
     uint32_t j = i;
     for (;;) {
@@ -65,12 +80,21 @@ static void vx_remove(vx_level *L, uint32_t i)
     L->n--;
 }
 
-static int alloc_level(vx_level *L, uint64_t max_entries)
+static int alloc_level(vx_level *L, uint64_t blocks, uint64_t max_entries)
 {
     uint64_t cap = 16;
     while (cap < 2 * max_entries)
         cap <<= 1;
-    if (cap > (1ull << 31))
+    if (blocks <= cap && blocks < (1ull << 26)) {
+        /* dense: direct indexing, never full */
+        L->dense = 1;
+        L->e = calloc(blocks, sizeof(vx_entry));
+        L->cap = L->max_n = (uint32_t)blocks;
+        L->mask = 0;
+        L->n = 0;
+        return L->e ? 0 : -1;
+    }
+    if (cap > (1ull << 26))
         return -1;
     L->e = calloc(cap, sizeof(vx_entry));
     L->cap = (uint32_t)cap;
@@ -109,10 +133,12 @@ prox_voxmap *prox_voxmap_create(const prox_voxmap_def *def, char *err, size_t er
     m->levels = levels;
     for (int l = 0; l < levels; l++) {
         uint64_t blocks = 1;
-        for (int a = 0; a < 3; a++)
-            blocks *= ((uint64_t)d.dims[a] + (1ull << l) - 1) >> l;
+        for (int a = 0; a < 3; a++) {
+            m->lv[l].bdims[a] = (uint32_t)(((uint64_t)d.dims[a] + (1ull << l) - 1) >> l);
+            blocks *= m->lv[l].bdims[a];
+        }
         uint64_t maxe = blocks < d.capacity ? blocks : d.capacity;
-        if (alloc_level(&m->lv[l], maxe) != 0) {
+        if (alloc_level(&m->lv[l], blocks, maxe) != 0) {
             snprintf(err, errlen, "voxel map: out of memory for a capacity of %u voxels", d.capacity);
             prox_voxmap_free(m);
             return NULL;
@@ -159,7 +185,10 @@ int prox_voxmap_set(prox_voxmap *m, int32_t x, int32_t y, int32_t z, uint32_t cl
         old = L0->e[s].cnt[0] ? PROX_VOXEL_OBSTACLE : PROX_VOXEL_UNKNOWN;
     if (old == cls)
         return PROX_VOXEL_OK;
-    if (cls != PROX_VOXEL_FREE && old == PROX_VOXEL_FREE) {
+    int tight = 0;
+    for (int l = 0; l < m->levels; l++)
+        tight |= m->lv[l].n >= m->lv[l].max_n;
+    if (tight && cls != PROX_VOXEL_FREE && old == PROX_VOXEL_FREE) {
         /* room at every level that needs a new entry? check first, change after */
         for (int l = 0; l < m->levels; l++) {
             uint64_t k = vx_key((uint32_t)x >> l, (uint32_t)y >> l, (uint32_t)z >> l);
@@ -172,7 +201,7 @@ int prox_voxmap_set(prox_voxmap *m, int32_t x, int32_t y, int32_t z, uint32_t cl
     for (int l = 0; l < m->levels; l++) {
         vx_level *L = &m->lv[l];
         uint64_t k = vx_key((uint32_t)x >> l, (uint32_t)y >> l, (uint32_t)z >> l);
-        uint32_t i = vx_find(L, k);
+        uint32_t i = l == 0 ? s : vx_find(L, k);
         if (i == UINT32_MAX)
             i = vx_insert(L, k); /* only when adding: removal always finds its chain */
         if (old != PROX_VOXEL_FREE)

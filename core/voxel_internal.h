@@ -21,9 +21,14 @@ typedef struct vx_entry {
     uint32_t cnt[2]; /* leaves below: OBSTACLE, UNKNOWN (a leaf: exactly one is 1) */
 } vx_entry;
 
+/* A level is dense (an array over all its blocks, slot = x + nx (y + ny z))
+ * when that is no larger than the hash table its capacity would need;
+ * otherwise an open addressing hash table (linear probing). */
 typedef struct vx_level {
     vx_entry *e;
     uint32_t cap, mask, n, max_n;
+    int dense;
+    uint32_t bdims[3]; /* blocks per axis at this level */
 } vx_level;
 
 struct prox_voxmap {
@@ -34,7 +39,18 @@ struct prox_voxmap {
     uint32_t leaf_count[2];
 };
 
-uint32_t vx_find(const vx_level *L, uint64_t key);
+uint32_t vx_find_hash(const vx_level *L, uint64_t key);
+
+/* slot of key at level L, or UINT32_MAX when absent */
+static inline uint32_t vx_find(const vx_level *L, uint64_t key)
+{
+    if (L->dense) {
+        uint64_t k = key - 1;
+        uint32_t i = (uint32_t)(k & 0xffff) + L->bdims[0] * ((uint32_t)((k >> 16) & 0xffff) + L->bdims[1] * (uint32_t)((k >> 32) & 0xffff));
+        return L->e[i].key == key ? i : UINT32_MAX;
+    }
+    return vx_find_hash(L, key);
+}
 
 static inline void vx_coords(uint64_t key, uint32_t c[3])
 {
