@@ -86,6 +86,7 @@ struct rt_service {
     prox_vec3 proxy_x, proxy_v;
     int proxy_init;
     prox_vec3 last_force;
+    uint64_t last_cycle_ns;
     prox_engine *engine;
     prox_bank *bank;
     prox_object_pair *pairs;
@@ -96,7 +97,7 @@ struct rt_service {
     atomic_uint lat_hist[LAT_BINS];
     atomic_uint query_hist[LAT_BINS];
     atomic_uint_fast64_t overshoot_max_ns;
-    atomic_int running, stop, fault_now;
+    atomic_int running, stop, stop_hk, fault_now;
     atomic_int test_stall_ms; /* test hook: the loop sleeps this long once */
     /* threads */
     pthread_t rt_thread, hk_thread, wd_thread;
@@ -321,8 +322,13 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
                         contact = 1;
                         distance = 0;
                         penvol = -r.value;
-                        f_contact = prox_v3_scale(r.force, g->stiffness_n_per_m3);
-                        tq_contact = prox_v3_scale(r.torque, g->stiffness_n_per_m3 * g->torque_scale);
+                        /* an incomplete (budgeted) query has summed only part of
+                         * the overlap into the force; scale it to the estimate */
+                        double scale = (r.lower > 0 && r.value > r.lower) ? r.value / r.lower : 1.0;
+                        if (scale > 20)
+                            scale = 20;
+                        f_contact = prox_v3_scale(r.force, g->stiffness_n_per_m3 * scale);
+                        tq_contact = prox_v3_scale(r.torque, g->stiffness_n_per_m3 * g->torque_scale * scale);
                         f_contact = prox_v3_madd(f_contact, s->proxy_v, -g->damping_n_s_per_m);
                     } else {
                         distance = r.value;
@@ -337,16 +343,22 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             }
         }
         if (!fault) {
-            /* proxy dynamics (mass 0.05 kg, semi-implicit Euler) */
+            /* proxy dynamics (mass 0.05 kg, semi-implicit Euler) over the
+             * real time since the last cycle (skipped cycles included, at
+             * most 4 periods so a stall cannot fling the proxy) */
             const double m = 0.05;
+            double dt = s->last_cycle_ns ? (double)(cycle_start - s->last_cycle_ns) * 1e-9 : period_s;
+            if (dt > 4 * period_s)
+                dt = 4 * period_s;
             prox_vec3 acc = prox_v3_scale(prox_v3_add(f_couple, f_contact), 1.0 / m);
-            s->proxy_v = prox_v3_madd(s->proxy_v, acc, period_s);
-            s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, period_s);
+            s->proxy_v = prox_v3_madd(s->proxy_v, acc, dt);
+            s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, dt);
             f_dev = prox_v3_scale(f_couple, -1.0); /* the device feels the coupling spring */
             tq_dev = tq_contact;
         }
     }
 
+    s->last_cycle_ns = cycle_start;
     /* 5. safety: whatever the geometry says */
     double fmax = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
     double tmax = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
@@ -503,7 +515,8 @@ static void drain_telemetry(rt_service *s)
 static void *hk_main(void *arg)
 {
     rt_service *s = arg;
-    while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+    /* stops after the RT thread: the final drain sees its last record */
+    while (!atomic_load_explicit(&s->stop_hk, memory_order_acquire)) {
         drain_telemetry(s);
         drain_releases(s);
         sleep_ms(2);
@@ -590,6 +603,7 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
     }
     s->start_ns = now_ns();
     atomic_store(&s->stop, 0);
+    atomic_store(&s->stop_hk, 0);
     char note[160] = "";
     if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
         s->memlocked = 1;
@@ -659,6 +673,7 @@ void rt_service_stop(rt_service *s)
     atomic_store_explicit(&s->stop, 1, memory_order_release);
     if (s->rt_started)
         pthread_join(s->rt_thread, NULL);
+    atomic_store_explicit(&s->stop_hk, 1, memory_order_release);
     if (s->hk_started)
         pthread_join(s->hk_thread, NULL);
     if (s->wd_started)

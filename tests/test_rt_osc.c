@@ -20,7 +20,7 @@
 #include "rt_osc.h"
 #include "rt_service.h"
 
-static int cli_fd, server_port;
+static int cli_fd, force_fd, server_port;
 
 typedef struct reply {
     char path[64];
@@ -294,8 +294,11 @@ static void test_telemetry_and_device(void)
     }
     CHECK(got >= 20 && gaps_ok, "telemetry arrives in order (%lld messages)", (long long)got);
     CHECK(fabs(x - 0.01) < 0.002 && fabs(y - 0.02) < 0.002, "the tool follows /device/pose (%g, %g)", x, y);
-    /* forces come back to us as /device/force */
+    /* forces come back as /device/force, to their own socket (1 kHz) */
+    int saved = cli_fd;
+    cli_fd = force_fd;
     CHECK(recv_msg("/device/force", &r, 1000) == 0 && r.argc == 6, "/device/force datagrams arrive");
+    cli_fd = saved;
     expect_done("/telemetry/unsubscribe", lo_message_new());
 }
 
@@ -310,6 +313,15 @@ int main(int argc, char **argv)
     bind(cli_fd, (struct sockaddr *)&me, sizeof me);
     socklen_t sl = sizeof me;
     getsockname(cli_fd, (struct sockaddr *)&me, &sl);
+    /* the device's force stream gets its own socket so it cannot crowd
+     * out the replies */
+    force_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in fme = {0};
+    fme.sin_family = AF_INET;
+    fme.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(force_fd, (struct sockaddr *)&fme, sizeof fme);
+    sl = sizeof fme;
+    getsockname(force_fd, (struct sockaddr *)&fme, &sl);
     /* a small closed box as an OBJ file */
     snprintf(box_path, sizeof box_path, "/tmp/hapticd-osc-box-%d.obj", (int)getpid());
     FILE *f = fopen(box_path, "w");
@@ -320,7 +332,7 @@ int main(int argc, char **argv)
         fprintf(f, "f %u %u %u\n", b->triangles[i][0] + 1, b->triangles[i][1] + 1, b->triangles[i][2] + 1);
     fclose(f);
     prox_mesh_free(b);
-    dev = dev_osc_open("127.0.0.1", ntohs(me.sin_port), err, sizeof err);
+    dev = dev_osc_open("127.0.0.1", ntohs(fme.sin_port), err, sizeof err);
     rt_config cfg = rt_config_default();
     cfg.priority = 0;
     svc = rt_service_create(&cfg, dev, err, sizeof err);
@@ -346,6 +358,7 @@ int main(int argc, char **argv)
     rt_service_destroy(svc);
     dev_close(dev);
     close(cli_fd);
+    close(force_fd);
     unlink(box_path);
     return check_summary(argv[0]);
 }
