@@ -36,7 +36,7 @@ typedef struct prox_voxmap_def {
     double cell;        /* cell edge length (metres) */
     prox_vec3 origin;   /* world position of cell (0,0,0)'s minimum corner, in the map's frame */
     uint32_t dims[3];   /* cells per axis: coordinates are 0 <= c < dims; at most 65536 */
-    uint32_t capacity;  /* leaf voxels the map can hold; 0 = 1 << 20 */
+    uint32_t capacity;  /* leaf voxels the map holds at least; 0 = 1 << 18 */
 } prox_voxmap_def;
 
 /* Packed update record: 16 bytes, little endian: int32 x, int32 y, int32 z,
