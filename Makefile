@@ -94,7 +94,7 @@ run: deps-run
 
 # ---- tests ----
 # Concurrent parts (rings, the RT loop, the service) also run under TSan.
-TSAN_TESTS ?= test_rt_*
+TSAN_TESTS ?= test_rt_%
 test: deps-test
 	@$(MAKE) --no-print-directory test-plain test-asan test-tsan 2>&1 | tee $(BUILD)-test.log; \
 	 p=0; f=0; for l in $$(grep -E '^(plain|asan\+ubsan|tsan): [0-9]+ passed, [0-9]+ failed$$' $(BUILD)-test.log \
@@ -116,7 +116,7 @@ test-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)-tsan OPT=-O1 SAN="-fsanitize=thread" \
 	    $(BUILD)-tsan/hapticd $(addprefix $(BUILD)-tsan/tests/,$(notdir $(filter $(addprefix $(BUILD)/tests/,$(TSAN_TESTS)),$(TEST_BIN))))
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" HAPTICD_SANITIZED=1 HAPTICD_BIN=$(BUILD)-tsan/hapticd \
-	    tests/run.sh $(BUILD)-tsan/tests tsan '$(TSAN_TESTS)'
+	    tests/run.sh $(BUILD)-tsan/tests tsan '$(subst %,*,$(TSAN_TESTS))'
 
 # ---- data and benchmarks ----
 data:

@@ -126,16 +126,36 @@ static int osc_check(rt_osc *o, const char *path, const char *types, int argc, c
     return 0;
 }
 
+/* liblo's argument pointers are only 4-byte aligned inside the message:
+ * read them with memcpy, never through the (8-byte) lo_arg union */
 static double osc_num(const char *types, lo_arg **argv, int i)
 {
     switch (types[i]) {
-    case 'i': return argv[i]->i;
-    case 'f': return argv[i]->f;
-    case 'd': return argv[i]->d;
-    case 'h': return (double)argv[i]->h;
+    case 'i': {
+        int32_t v;
+        memcpy(&v, argv[i], sizeof v);
+        return v;
+    }
+    case 'f': {
+        float v;
+        memcpy(&v, argv[i], sizeof v);
+        return v;
+    }
+    case 'd': {
+        double v;
+        memcpy(&v, argv[i], sizeof v);
+        return v;
+    }
+    case 'h': {
+        int64_t v;
+        memcpy(&v, argv[i], sizeof v);
+        return (double)v;
+    }
     default: return NAN;
     }
 }
+
+static const char *osc_str(lo_arg **argv, int i) { return (const char *)argv[i]; }
 
 /* Read n numbers starting at first; all must be finite. */
 static int osc_numbers(rt_osc *o, const char *path, const char *types, lo_arg **argv, int first, int n, double *out)
@@ -152,7 +172,7 @@ static int osc_numbers(rt_osc *o, const char *path, const char *types, lo_arg **
 
 static int osc_name(rt_osc *o, const char *path, lo_arg **argv, int i, const char **out)
 {
-    const char *s = &argv[i]->s;
+    const char *s = osc_str(argv, i);
     size_t n = strlen(s);
     if (n == 0 || n >= RT_NAME_MAX) {
         osc_fail(o, path, "name must be 1 to %d characters", RT_NAME_MAX - 1);
@@ -259,7 +279,7 @@ OSC_HANDLER(h_load)
     prox_xform pose = prox_xform_identity();
     if (argc == 9 && (osc_numbers(o, path, types, argv, 2, 7, v) || osc_pose(o, path, v, &pose)))
         return 0;
-    if (rt_service_load_object(o->svc, name, &argv[1]->s, &pose, err, sizeof err))
+    if (rt_service_load_object(o->svc, name, osc_str(argv, 1), &pose, err, sizeof err))
         osc_fail(o, path, "%s", err);
     else
         osc_done(o, path, name);
@@ -548,10 +568,10 @@ OSC_HANDLER(h_record_start)
     OSC_PREAMBLE;
     if (osc_check(o, path, types, argc, "s", 1))
         return 0;
-    if (rt_service_record_start(o->svc, &argv[0]->s, err, sizeof err))
+    if (rt_service_record_start(o->svc, osc_str(argv, 0), err, sizeof err))
         osc_fail(o, path, "%s", err);
     else
-        osc_done(o, path, &argv[0]->s);
+        osc_done(o, path, osc_str(argv, 0));
     return 0;
 }
 

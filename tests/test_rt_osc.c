@@ -88,20 +88,32 @@ static int recv_msg(const char *want, reply *r, int timeout_ms)
         int si = 0;
         for (int i = 0; i < r->argc && i < 32; i++) {
             char t = r->types[i];
+            /* liblo's arguments are 4-byte aligned: memcpy, not the union */
             if (t == 's') {
                 if (si == 0)
-                    snprintf(r->s0, sizeof r->s0, "%s", &argv[i]->s);
+                    snprintf(r->s0, sizeof r->s0, "%s", (const char *)argv[i]);
                 else if (si == 1)
-                    snprintf(r->s1, sizeof r->s1, "%s", &argv[i]->s);
+                    snprintf(r->s1, sizeof r->s1, "%s", (const char *)argv[i]);
                 si++;
-            } else if (t == 'i')
-                r->n[i] = argv[i]->i;
-            else if (t == 'f')
-                r->n[i] = argv[i]->f;
-            else if (t == 'd')
-                r->n[i] = argv[i]->d;
-            else if (t == 'h')
-                r->n[i] = (double)argv[i]->h, r->seq = (i == 0) ? argv[i]->h : r->seq;
+            } else if (t == 'i') {
+                int32_t v;
+                memcpy(&v, argv[i], 4);
+                r->n[i] = v;
+            } else if (t == 'f') {
+                float v;
+                memcpy(&v, argv[i], 4);
+                r->n[i] = v;
+            } else if (t == 'd') {
+                double v;
+                memcpy(&v, argv[i], 8);
+                r->n[i] = v;
+            } else if (t == 'h') {
+                int64_t v;
+                memcpy(&v, argv[i], 8);
+                r->n[i] = (double)v;
+                if (i == 0)
+                    r->seq = v;
+            }
         }
         lo_message_free(m);
         return 0;
@@ -127,9 +139,20 @@ static double status_value(const char *key)
         lo_arg **argv = lo_message_get_argv(m);
         double v = NAN;
         for (int i = 0; i + 1 < argc; i += 2)
-            if (types[i] == 's' && !strcmp(&argv[i]->s, key)) {
+            if (types[i] == 's' && !strcmp((const char *)argv[i], key)) {
                 char t = types[i + 1];
-                v = t == 'i' ? argv[i + 1]->i : t == 'd' ? argv[i + 1]->d : t == 'h' ? (double)argv[i + 1]->h : t == 'f' ? argv[i + 1]->f : NAN;
+                int32_t vi;
+                int64_t vh;
+                float vf;
+                double vd;
+                if (t == 'i')
+                    memcpy(&vi, argv[i + 1], 4), v = vi;
+                else if (t == 'h')
+                    memcpy(&vh, argv[i + 1], 8), v = (double)vh;
+                else if (t == 'f')
+                    memcpy(&vf, argv[i + 1], 4), v = vf;
+                else if (t == 'd')
+                    memcpy(&vd, argv[i + 1], 8), v = vd;
             }
         lo_message_free(m);
         return v;
