@@ -8,7 +8,8 @@
  *                  cell * (3 / 4 pi)^(1/3)) against the secondary spheres,
  *                  so a voxel's volume is counted exactly once per sphere.
  *  (VOXEL, MESH):  collide, contacts, distance: exact triangle-box tests.
- *  (VOXEL, VOXEL): collide, distance: exact box-box tests.
+ *  (VOXEL, VOXEL): collide, contacts, distance: exact box-box tests
+ *                  (separating axes; corner-box and edge-edge distances).
  *
  * Only voxels of the query's classes count (query->voxel_classes). RT safe.
  */
@@ -252,12 +253,51 @@ static int tri_box_overlap(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi)
     return 1;
 }
 
-/* exact distance between a triangle and a box (0 when they overlap):
- * the box as its 12 face triangles */
+/* closest points of segments [p1, q1] and [p2, q2]; returns the squared distance */
+static double seg_seg2(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, prox_vec3 *c1, prox_vec3 *c2)
+{
+    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2), r = prox_v3_sub(p1, p2);
+    double a = prox_v3_dot(d1, d1), e = prox_v3_dot(d2, d2), f = prox_v3_dot(d2, r), s, t;
+    if (a <= 1e-300 && e <= 1e-300)
+        s = t = 0;
+    else if (a <= 1e-300) {
+        s = 0;
+        t = fmin(fmax(f / e, 0), 1);
+    } else {
+        double c = prox_v3_dot(d1, r);
+        if (e <= 1e-300) {
+            t = 0;
+            s = fmin(fmax(-c / a, 0), 1);
+        } else {
+            double b = prox_v3_dot(d1, d2), den = a * e - b * b;
+            s = den > 0 ? fmin(fmax((b * f - c * e) / den, 0), 1) : 0;
+            t = (b * s + f) / e;
+            if (t < 0) {
+                t = 0;
+                s = fmin(fmax(-c / a, 0), 1);
+            } else if (t > 1) {
+                t = 1;
+                s = fmin(fmax((b - c) / a, 0), 1);
+            }
+        }
+    }
+    *c1 = prox_v3_madd(p1, d1, s);
+    *c2 = prox_v3_madd(p2, d2, t);
+    return prox_v3_len2(prox_v3_sub(*c1, *c2));
+}
+
+/* the 12 edges of a box by corner index (corner i: bit 0 x, bit 1 y, bit 2 z) */
+static const int box_edges[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3},
+                                     {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+
+/* exact distance between a triangle and a box (0 when they overlap). When
+ * apart, the closest pair involves a vertex of one (against the other
+ * solid) or an edge of each: 3 vertex-box clamps, 8 corner-triangle
+ * projections, 36 edge-edge pairs. */
 static double tri_box_distance(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi, prox_vec3 *on_box, prox_vec3 *on_tri)
 {
     if (tri_box_overlap(T, lo, hi)) {
-        /* a common point: a triangle point inside the box, or the centroid clamped */
+        /* a common point: a triangle vertex inside the box, or a clamped one */
         prox_vec3 q = box_closest(lo, hi, T[0]);
         *on_box = *on_tri = q;
         for (int k = 0; k < 3; k++)
@@ -265,19 +305,30 @@ static double tri_box_distance(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi,
                 *on_box = *on_tri = T[k];
         return 0.0;
     }
+    double best = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        prox_vec3 q = box_closest(lo, hi, T[k]);
+        double d2 = prox_v3_len2(prox_v3_sub(q, T[k]));
+        if (d2 < best)
+            best = d2, *on_box = q, *on_tri = T[k];
+    }
     prox_vec3 P[8];
     for (int i = 0; i < 8; i++)
         P[i] = prox_v3(i & 1 ? hi.x : lo.x, i & 2 ? hi.y : lo.y, i & 4 ? hi.z : lo.z);
-    static const int f[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 6, 7}, {4, 7, 5}, {0, 4, 5}, {0, 5, 1},
-                                 {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
-    double best = INFINITY;
-    for (int k = 0; k < 12; k++) {
-        prox_vec3 F[3] = {P[f[k][0]], P[f[k][1]], P[f[k][2]]}, a, b;
-        double d = prox_triangle_distance(F, T, &a, &b);
-        if (d < best)
-            best = d, *on_box = a, *on_tri = b;
+    for (int i = 0; i < 8; i++) {
+        prox_vec3 q;
+        double d2 = prox_point_triangle_dist2(P[i], T[0], T[1], T[2], &q);
+        if (d2 < best)
+            best = d2, *on_box = P[i], *on_tri = q;
     }
-    return best;
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 12; j++) {
+            prox_vec3 a, b;
+            double d2 = seg_seg2(P[box_edges[j][0]], P[box_edges[j][1]], T[k], T[(k + 1) % 3], &a, &b);
+            if (d2 < best)
+                best = d2, *on_box = a, *on_tri = b;
+        }
+    return sqrt(best);
 }
 
 static void vm_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
@@ -377,24 +428,29 @@ static double box_box_distance(prox_vec3 lo, prox_vec3 hi, const prox_vec3 Bc[8]
     double best = INFINITY;
     for (int i = 0; i < 8; i++) {
         prox_vec3 q = box_closest(lo, hi, Bc[i]);
-        double d = prox_v3_dist(q, Bc[i]);
-        if (d < best)
-            best = d, *pa = q, *pb = Bc[i];
+        double d2 = prox_v3_len2(prox_v3_sub(q, Bc[i]));
+        if (d2 < best)
+            best = d2, *pa = q, *pb = Bc[i];
     }
-    /* B's faces as triangles against A's corners, and edges: use triangle
-     * distance on the faces (covers corner-face and edge-edge) */
-    static const int f[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 6, 7}, {4, 7, 5}, {0, 4, 5}, {0, 5, 1},
-                                 {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
-    for (int i = 0; i < 12; i++) {
-        prox_vec3 FB[3] = {Bc[f[i][0]], Bc[f[i][1]], Bc[f[i][2]]};
-        for (int j = 0; j < 12; j++) {
-            prox_vec3 FA[3] = {Ac[f[j][0]], Ac[f[j][1]], Ac[f[j][2]]}, x, y;
-            double d = prox_triangle_distance(FA, FB, &x, &y);
-            if (d < best)
-                best = d, *pa = x, *pb = y;
+    /* A's corners against box B (clamped in B's own edge coordinates) */
+    for (int i = 0; i < 8; i++) {
+        prox_vec3 r = prox_v3_sub(Ac[i], Bc[0]), q = Bc[0];
+        for (int k = 0; k < 3; k++) {
+            double u = prox_v3_dot(r, ub[k]) / prox_v3_dot(ub[k], ub[k]);
+            q = prox_v3_madd(q, ub[k], fmin(fmax(u, 0), 1));
         }
+        double d2 = prox_v3_len2(prox_v3_sub(q, Ac[i]));
+        if (d2 < best)
+            best = d2, *pa = Ac[i], *pb = q;
     }
-    return best;
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 12; j++) {
+            prox_vec3 x, y;
+            double d2 = seg_seg2(Ac[box_edges[i][0]], Ac[box_edges[i][1]], Bc[box_edges[j][0]], Bc[box_edges[j][1]], &x, &y);
+            if (d2 < best)
+                best = d2, *pa = x, *pb = y;
+        }
+    return sqrt(best);
 }
 
 static void vv_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
