@@ -1,0 +1,45 @@
+# bench.mk - `make bench`: benchmarks against peers, run in the same session.
+# Called by the top Makefile as: make -f bench/bench.mk BUILD=... bench
+# Results go to bench/results/*.md (the README quotes them).
+
+BUILD ?= build
+B     := $(BUILD)/bench
+CXXFLAGS_B := -O2 -std=c++17 -DNDEBUG
+CFLAGS_B := -std=c17 -O2 -D_GNU_SOURCE -Icore -Idrivers -Irt
+LIBS := $(BUILD)/libprox.a -lassimp -lz -lm
+
+.PHONY: bench bench-distance bench-ist bench-voxel bench-rt
+bench: bench-distance bench-ist bench-voxel bench-rt
+	@echo "bench: results in bench/results/"
+
+$(B)/gen_poses: bench/gen_poses.c core/cli/geom.c $(BUILD)/libprox.a
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+
+$(B)/fcl_distance: bench/fcl_distance.cpp
+	@mkdir -p $(B)
+	$(CXX) $(CXXFLAGS_B) -I/usr/include/eigen3 $< -o $@ -lfcl -lccd -lassimp
+
+$(B)/cgal_volume: bench/cgal_volume.cpp
+	@mkdir -p $(B)
+	$(CXX) $(CXXFLAGS_B) $< -o $@ -lgmp -lmpfr
+
+$(B)/voxel_bench: bench/voxel_bench.c $(BUILD)/libprox.a
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+
+$(B)/load_gen: bench/load_gen.c
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $< -o $@ -llo -lm
+
+bench-distance: $(B)/gen_poses $(B)/fcl_distance
+	BUILD=$(BUILD) sh bench/run_distance.sh
+
+bench-ist: $(B)/gen_poses $(B)/cgal_volume
+	BUILD=$(BUILD) sh bench/run_ist.sh
+
+bench-voxel: $(B)/voxel_bench
+	$(B)/voxel_bench | tee bench/results/voxel.md
+
+bench-rt: $(B)/load_gen
+	BUILD=$(BUILD) sh bench/run_rt.sh
