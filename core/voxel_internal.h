@@ -46,7 +46,10 @@ static inline uint32_t vx_find(const vx_level *L, uint64_t key)
 {
     if (L->dense) {
         uint64_t k = key - 1;
-        uint32_t i = (uint32_t)(k & 0xffff) + L->bdims[0] * ((uint32_t)((k >> 16) & 0xffff) + L->bdims[1] * (uint32_t)((k >> 32) & 0xffff));
+        uint32_t x = (uint32_t)(k & 0xffff), y = (uint32_t)((k >> 16) & 0xffff), z = (uint32_t)((k >> 32) & 0xffff);
+        if (x >= L->bdims[0] || y >= L->bdims[1] || z >= L->bdims[2])
+            return UINT32_MAX; /* e.g. the missing half of an odd-sized block */
+        uint32_t i = x + L->bdims[0] * (y + L->bdims[1] * z);
         return L->e[i].key == key ? i : UINT32_MAX;
     }
     return vx_find_hash(L, key);
