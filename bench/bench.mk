@@ -39,7 +39,7 @@ bench-ist: $(B)/gen_poses $(B)/cgal_volume
 	BUILD=$(BUILD) sh bench/run_ist.sh
 
 bench-voxel: $(B)/voxel_bench
-	$(B)/voxel_bench | tee bench/results/voxel.md
+	$(B)/voxel_bench data/meshes/armadillo.off bench/results/voxel.md
 
 bench-rt: $(B)/load_gen
 	BUILD=$(BUILD) sh bench/run_rt.sh
