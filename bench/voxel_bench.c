@@ -155,7 +155,7 @@ typedef struct row {
     double cell;
     int iter;
     uint32_t obstacle, unknown, changed;
-    double vox_setup_ms, mesh_setup_ms;
+    double vox_setup_ms, mesh_setup_ms, single_update_ns;
     size_t vox_bytes, mesh_bytes;
     uint32_t mesh_tris;
     double vox_test_us, mesh_test_us;
@@ -228,6 +228,22 @@ int main(int argc, char **argv)
                 return 1;
             }
             r->vox_setup_ms = 1e3 * (t1 - t0);
+            /* a single changed cell (the streaming case): flip a random cell
+             * to another class and back, one update at a time */
+            {
+                enum { FLIPS = 20000 };
+                static prox_voxel_record fl[2 * FLIPS];
+                for (int i = 0; i < FLIPS; i++) {
+                    int x = (int)(urand() * n[0]), y = (int)(urand() * n[1]), z = (int)(urand() * n[2]);
+                    uint32_t c = g.c[((size_t)z * n[1] + y) * n[0] + x];
+                    fl[2 * i] = (prox_voxel_record){x, y, z, (c + 1) % 3};
+                    fl[2 * i + 1] = (prox_voxel_record){x, y, z, c};
+                }
+                double a = now_s();
+                for (int i = 0; i < 2 * FLIPS; i++)
+                    prox_voxmap_set(map, fl[i].x, fl[i].y, fl[i].z, fl[i].cls);
+                r->single_update_ns = 1e9 * (now_s() - a) / (2 * FLIPS);
+            }
             r->obstacle = prox_voxmap_count(map, 1u << PROX_VOXEL_OBSTACLE);
             r->unknown = prox_voxmap_count(map, 1u << PROX_VOXEL_UNKNOWN);
             r->vox_bytes = prox_voxmap_memory_bytes(map);
@@ -313,20 +329,24 @@ int main(int argc, char **argv)
                 procedural ? "procedural torus" : robot_path, robot->triangle_count,
                 procedural ? " -- data/ absent, procedural stand-in" : "", NPOSES);
         fprintf(w, "| cell | iter | obstacle | unknown | changed cells | setup voxel map | setup mesh (tessellate + BVH) | "
-                   "speed-up | memory voxel map | memory mesh+BVH (triangles) | test voxel map | test mesh | collisions "
+                   "speed-up | one-cell change: voxel update (speed-up) | memory voxel map | memory mesh+BVH (triangles) | test voxel map | test mesh | collisions "
                    "voxel/mesh |\n");
-        fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nrows; i++) {
             row *r = &rows[i];
-            fprintf(w, "| %.0f cm | %d | %u | %u | %u | %.3f ms | %.1f ms | %.0fx | %.2f MB | %.2f MB (%u) | %.2f us | %.2f us | %d/%d |\n",
+            fprintf(w, "| %.0f cm | %d | %u | %u | %u | %.3f ms | %.1f ms | %.0fx | %.0f ns (%.1e x) | %.2f MB | %.2f MB (%u) | %.2f us | %.2f us | %d/%d |\n",
                     r->cell * 100, r->iter, r->obstacle, r->unknown, r->changed, r->vox_setup_ms, r->mesh_setup_ms,
-                    r->mesh_setup_ms / (r->vox_setup_ms > 1e-6 ? r->vox_setup_ms : 1e-6), r->vox_bytes / 1048576.0,
+                    r->mesh_setup_ms / (r->vox_setup_ms > 1e-6 ? r->vox_setup_ms : 1e-6), r->single_update_ns,
+                    r->mesh_setup_ms * 1e6 / r->single_update_ns, r->vox_bytes / 1048576.0,
                     r->mesh_bytes / 1048576.0, r->mesh_tris, r->vox_test_us, r->mesh_test_us, r->collisions_vox,
                     r->collisions_mesh);
         }
         fprintf(w, "\nUpdate throughput (random set/clear records through prox_voxmap_apply): %.1f million/s at 20 cm, "
                    "%.1f million/s at 10 cm (target 5 million/s).\n",
                 updates_per_s[0] / 1e6, updates_per_s[1] / 1e6);
+        fprintf(w, "\nSetup: the voxel map applies the iteration's changed cells as update records; the mesh approach "
+                   "tessellates every occupied cell's exposed faces and rebuilds the BVH. One-cell change: a single "
+                   "update (mean over 40000) against the same full rebuild, which any change to the mesh requires.\n");
         fprintf(w, "\nPaper (HRP-2, 2.4 GHz, 2011): setup 7-20 ms (voxel map) vs 5-66 s (mesh) at 20 cm; 38 ms vs 9.7 min "
                    "at 10 cm.\n");
     }

@@ -217,11 +217,26 @@ int prox_voxmap_set(prox_voxmap *m, int32_t x, int32_t y, int32_t z, uint32_t cl
     return PROX_VOXEL_OK;
 }
 
+/* bring the level-0 and level-1 entries of a cell towards the cache */
+static inline void vx_prefetch(const prox_voxmap *m, const prox_voxel_record *r)
+{
+    for (int l = 0; l < 2 && l < m->levels; l++) {
+        const vx_level *L = &m->lv[l];
+        uint32_t x = (uint32_t)r->x >> l, y = (uint32_t)r->y >> l, z = (uint32_t)r->z >> l;
+        if (x >= L->bdims[0] || y >= L->bdims[1] || z >= L->bdims[2])
+            return;
+        uint32_t i = L->dense ? x + L->bdims[0] * (y + L->bdims[1] * z) : (uint32_t)vx_hash(vx_key(x, y, z)) & L->mask;
+        __builtin_prefetch(&L->e[i], 1);
+    }
+}
+
 uint32_t prox_voxmap_apply(prox_voxmap *m, const prox_voxel_record *r, uint32_t count, int *status)
 {
     uint32_t i = 0;
     int st = PROX_VOXEL_OK;
     for (; i < count; i++) {
+        if (i + 8 < count)
+            vx_prefetch(m, &r[i + 8]);
         st = prox_voxmap_set(m, r[i].x, r[i].y, r[i].z, r[i].cls);
         if (st != PROX_VOXEL_OK)
             break;
