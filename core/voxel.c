@@ -235,8 +235,8 @@ uint32_t prox_voxmap_apply(prox_voxmap *m, const prox_voxel_record *r, uint32_t 
     uint32_t i = 0;
     int st = PROX_VOXEL_OK;
     for (; i < count; i++) {
-        if (i + 8 < count)
-            vx_prefetch(m, &r[i + 8]);
+        if (i + 24 < count)
+            vx_prefetch(m, &r[i + 24]);
         st = prox_voxmap_set(m, r[i].x, r[i].y, r[i].z, r[i].cls);
         if (st != PROX_VOXEL_OK)
             break;

@@ -275,11 +275,11 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
 {
     *out = NULL;
     if (!(cell > 0) || !isfinite(cell)) {
-        snprintf(err, errlen, "cell size must be a positive number");
+        snprintf(err, errlen, "%s: the cell size must be a positive number", path);
         return -1;
     }
     if (cls != PROX_VOXEL_OBSTACLE && cls != PROX_VOXEL_UNKNOWN) {
-        snprintf(err, errlen, "class must be obstacle (1) or unknown (2)");
+        snprintf(err, errlen, "%s: the class must be obstacle (1) or unknown (2), got %u", path, cls);
         return -1;
     }
     size_t n = strlen(path);
