@@ -331,6 +331,25 @@ static double tri_box_distance(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi,
     return sqrt(best);
 }
 
+/* leaf pair: voxel v against triangle t */
+static void vm_leaf(prox_ctx *c, const prox_pairstate *p, const vkid *v, uint32_t t)
+{
+    const prox_voxmap *M = p->a->impl;
+    const prox_bvh *B = p->b->impl;
+    prox_vec3 T[3], lo, hi, qa, qb;
+    for (int k = 0; k < 3; k++)
+        T[k] = prox_xform_point(&p->b_in_a, B->tri[t][k]);
+    vx_box(M, v, &lo, &hi);
+    prox_ctx_count(c, 0, 1);
+    uint32_t kind = p->query->kind;
+    if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
+        double d = tri_box_distance(T, lo, hi, &qa, &qb);
+        prox_ctx_offer_distance(c, p, d, qa, qb, v->id, t);
+    } else if (tri_box_overlap(T, lo, hi)) {
+        prox_ctx_report_overlap(c, p, v->id, t, box_closest(lo, hi, T[0]));
+    }
+}
+
 static void vm_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
 {
     const prox_voxmap *M = p->a->impl;
@@ -341,18 +360,7 @@ static void vm_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
     uint32_t ch = B->child[nb];
     int vleaf = self.level == 0, bleaf = bvh_is_leaf(ch);
     if (vleaf && bleaf) {
-        uint32_t t = bvh_leaf_triangle(ch);
-        prox_vec3 T[3], lo, hi, qa, qb;
-        for (int k = 0; k < 3; k++)
-            T[k] = prox_xform_point(&p->b_in_a, B->tri[t][k]);
-        vx_box(M, &self, &lo, &hi);
-        prox_ctx_count(c, 0, 1);
-        if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
-            double d = tri_box_distance(T, lo, hi, &qa, &qb);
-            prox_ctx_offer_distance(c, p, d, qa, qb, na, t);
-        } else if (tri_box_overlap(T, lo, hi)) {
-            prox_ctx_report_overlap(c, p, na, t, box_closest(lo, hi, T[0]));
-        }
+        vm_leaf(c, p, &self, bvh_leaf_triangle(ch));
         return;
     }
     double vhalf = 0.5 * M->def.cell * (double)(1u << self.level) * sqrt(3.0);
@@ -391,6 +399,16 @@ static void vm_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
             }
             if ((kind == PROX_QUERY_COLLIDE || kind == PROX_QUERY_CONTACTS) ? g > 0 : g >= th)
                 continue;
+            uint32_t cj = B->child[bn[j]];
+            if (vk[i].level == 0 && bvh_is_leaf(cj)) {
+                /* leaf pair: do it now, the tighter best prunes the rest */
+                vm_leaf(c, p, &vk[i], bvh_leaf_triangle(cj));
+                if (prox_ctx_done(c))
+                    return;
+                if (kind == PROX_QUERY_DISTANCE)
+                    th = prox_ctx_best(c);
+                continue;
+            }
             prox_ctx_push(c, p, vk[i].id, bn[j], g > 0 ? g : 0.0);
         }
     }
