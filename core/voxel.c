@@ -204,11 +204,12 @@ int prox_voxmap_set(prox_voxmap *m, int32_t x, int32_t y, int32_t z, uint32_t cl
         uint32_t i = l == 0 ? s : vx_find(L, k);
         if (i == UINT32_MAX)
             i = vx_insert(L, k); /* only when adding: removal always finds its chain */
-        if (old != PROX_VOXEL_FREE)
-            L->e[i].cnt[old - 1]--;
-        if (cls != PROX_VOXEL_FREE)
-            L->e[i].cnt[cls - 1]++;
-        if (L->e[i].cnt[0] == 0 && L->e[i].cnt[1] == 0)
+        /* counts in registers: a wide reload of two narrow stores would stall */
+        uint32_t c0 = L->e[i].cnt[0] + (uint32_t)(cls == PROX_VOXEL_OBSTACLE) - (uint32_t)(old == PROX_VOXEL_OBSTACLE);
+        uint32_t c1 = L->e[i].cnt[1] + (uint32_t)(cls == PROX_VOXEL_UNKNOWN) - (uint32_t)(old == PROX_VOXEL_UNKNOWN);
+        L->e[i].cnt[0] = c0;
+        L->e[i].cnt[1] = c1;
+        if ((c0 | c1) == 0)
             vx_remove(L, i);
     }
     m->leaf_count[0] += (cls == PROX_VOXEL_OBSTACLE) - (old == PROX_VOXEL_OBSTACLE);
