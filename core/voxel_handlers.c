@@ -21,6 +21,11 @@
 #include "sphere.h"
 #include "voxel_internal.h"
 
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double clamp01(double v) { return v < 0 ? 0 : (v > 1 ? 1 : v); }
+
+
 typedef struct vkid {
     uint32_t id;
     int level;
@@ -183,7 +188,7 @@ static void vi_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
                     vi_leaf(c, p, &vk[i], kb.id[j] & ~IST_LEAF);
                     continue;
                 }
-                double nvox = vk[i].count, ub = fmin(nvox * kb.vol[j], nvox * vvol * kb.leaves[j]);
+                double nvox = vk[i].count, ub = dmin(nvox * kb.vol[j], nvox * vvol * kb.leaves[j]);
                 /* expected: the node's share of voxel volume that the sphere's
                  * fill covers, estimated by the box-sphere overlap of volumes */
                 double side = M->def.cell * (double)(1u << vk[i].level);
@@ -191,8 +196,8 @@ static void vi_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
                 double fill_b = kb.vol[j] / (4.0 / 3.0 * M_PI * kb.R[j] * kb.R[j] * kb.R[j]);
                 double rbox = 0.5 * side * sqrt(3.0);
                 prox_vec3 cc = prox_v3_scale(prox_v3_add(lo, hi), 0.5);
-                double est = prox_lens_volume(rbox, kb.R[j], prox_v3_dist(cc, cs)) * fmin(fill_v, 1.0) * fmin(fill_b, 1.0);
-                est = fmin(est, ub);
+                double est = prox_lens_volume(rbox, kb.R[j], prox_v3_dist(cc, cs)) * dmin(fill_v, 1.0) * dmin(fill_b, 1.0);
+                est = dmin(est, ub);
                 prox_ctx_push_vol(c, p, vk[i].id, kb.id[j], -est, est, ub);
                 continue;
             }
@@ -227,8 +232,8 @@ static int tri_box_overlap(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi)
     prox_vec3 v[3] = {prox_v3_sub(T[0], c), prox_v3_sub(T[1], c), prox_v3_sub(T[2], c)};
     double he[3] = {h.x, h.y, h.z};
     for (int a = 0; a < 3; a++) {
-        double mn = fmin(prox_v3_get(v[0], a), fmin(prox_v3_get(v[1], a), prox_v3_get(v[2], a)));
-        double mx = fmax(prox_v3_get(v[0], a), fmax(prox_v3_get(v[1], a), prox_v3_get(v[2], a)));
+        double mn = dmin(prox_v3_get(v[0], a), dmin(prox_v3_get(v[1], a), prox_v3_get(v[2], a)));
+        double mx = dmax(prox_v3_get(v[0], a), dmax(prox_v3_get(v[1], a), prox_v3_get(v[2], a)));
         if (mn > he[a] || mx < -he[a])
             return 0;
     }
@@ -247,7 +252,7 @@ static int tri_box_overlap(const prox_vec3 T[3], prox_vec3 lo, prox_vec3 hi)
             continue;
         double p0 = prox_v3_dot(v[0], L), p1 = prox_v3_dot(v[1], L), p2 = prox_v3_dot(v[2], L);
         double r = he[0] * fabs(L.x) + he[1] * fabs(L.y) + he[2] * fabs(L.z);
-        if (fmin(p0, fmin(p1, p2)) > r || fmax(p0, fmax(p1, p2)) < -r)
+        if (dmin(p0, dmin(p1, p2)) > r || dmax(p0, dmax(p1, p2)) < -r)
             return 0;
     }
     return 1;
@@ -262,22 +267,22 @@ static double seg_seg2(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, p
         s = t = 0;
     else if (a <= 1e-300) {
         s = 0;
-        t = fmin(fmax(f / e, 0), 1);
+        t = clamp01(f / e);
     } else {
         double c = prox_v3_dot(d1, r);
         if (e <= 1e-300) {
             t = 0;
-            s = fmin(fmax(-c / a, 0), 1);
+            s = clamp01(-c / a);
         } else {
             double b = prox_v3_dot(d1, d2), den = a * e - b * b;
-            s = den > 0 ? fmin(fmax((b * f - c * e) / den, 0), 1) : 0;
+            s = den > 0 ? clamp01((b * f - c * e) / den) : 0;
             t = (b * s + f) / e;
             if (t < 0) {
                 t = 0;
-                s = fmin(fmax(-c / a, 0), 1);
+                s = clamp01(-c / a);
             } else if (t > 1) {
                 t = 1;
-                s = fmin(fmax((b - c) / a, 0), 1);
+                s = clamp01((b - c) / a);
             }
         }
     }
@@ -434,7 +439,7 @@ static double box_box_distance(prox_vec3 lo, prox_vec3 hi, const prox_vec3 Bc[8]
         double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
         for (int i = 0; i < 8; i++) {
             double x = prox_v3_dot(Ac[i], L), y = prox_v3_dot(Bc[i], L);
-            amin = fmin(amin, x), amax = fmax(amax, x), bmin = fmin(bmin, y), bmax = fmax(bmax, y);
+            amin = dmin(amin, x), amax = dmax(amax, x), bmin = dmin(bmin, y), bmax = dmax(bmax, y);
         }
         separated = amax < bmin || bmax < amin;
     }
@@ -455,7 +460,7 @@ static double box_box_distance(prox_vec3 lo, prox_vec3 hi, const prox_vec3 Bc[8]
         prox_vec3 r = prox_v3_sub(Ac[i], Bc[0]), q = Bc[0];
         for (int k = 0; k < 3; k++) {
             double u = prox_v3_dot(r, ub[k]) / prox_v3_dot(ub[k], ub[k]);
-            q = prox_v3_madd(q, ub[k], fmin(fmax(u, 0), 1));
+            q = prox_v3_madd(q, ub[k], clamp01(u));
         }
         double d2 = prox_v3_len2(prox_v3_sub(q, Ac[i]));
         if (d2 < best)
@@ -513,8 +518,8 @@ static void vv_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
         for (int i = 0; i < nka; i++) {
             prox_vec3 lo, hi;
             vx_box(A, &ka[i], &lo, &hi);
-            double gx = fmax(0, fmax(lo.x - whi.x, wlo.x - hi.x)), gy = fmax(0, fmax(lo.y - whi.y, wlo.y - hi.y)),
-                   gz = fmax(0, fmax(lo.z - whi.z, wlo.z - hi.z));
+            double gx = dmax(0, dmax(lo.x - whi.x, wlo.x - hi.x)), gy = dmax(0, dmax(lo.y - whi.y, wlo.y - hi.y)),
+                   gz = dmax(0, dmax(lo.z - whi.z, wlo.z - hi.z));
             double g = sqrt(gx * gx + gy * gy + gz * gz) * (1 - 1e-12);
             if ((kind == PROX_QUERY_COLLIDE || kind == PROX_QUERY_CONTACTS) ? g > 0 : g >= th)
                 continue;
