@@ -80,6 +80,15 @@ static void vx_remove(vx_level *L, uint32_t i)
     L->n--;
 }
 
+/* touch every page now, so that the first updates do not take page faults
+ * on the real-time thread */
+static void prefault(void *p, size_t bytes)
+{
+    volatile unsigned char *b = p;
+    for (size_t i = 0; i < bytes; i += 4096)
+        b[i] = 0;
+}
+
 static int alloc_level(vx_level *L, uint64_t blocks, uint64_t max_entries)
 {
     uint64_t cap = 16;
@@ -89,10 +98,14 @@ static int alloc_level(vx_level *L, uint64_t blocks, uint64_t max_entries)
         /* dense: direct indexing, never full */
         L->dense = 1;
         L->e = calloc(blocks, sizeof(vx_entry));
-        L->cap = L->max_n = (uint32_t)blocks;
+        L->cap = (uint32_t)blocks;
+        L->max_n = UINT32_MAX; /* holds every block: never full */
         L->mask = 0;
         L->n = 0;
-        return L->e ? 0 : -1;
+        if (!L->e)
+            return -1;
+        prefault(L->e, (size_t)blocks * sizeof(vx_entry));
+        return 0;
     }
     if (cap > (1ull << 26))
         return -1;
@@ -101,7 +114,10 @@ static int alloc_level(vx_level *L, uint64_t blocks, uint64_t max_entries)
     L->mask = (uint32_t)cap - 1;
     L->max_n = (uint32_t)(cap / 2);
     L->n = 0;
-    return L->e ? 0 : -1;
+    if (!L->e)
+        return -1;
+    prefault(L->e, (size_t)cap * sizeof(vx_entry));
+    return 0;
 }
 
 prox_voxmap *prox_voxmap_create(const prox_voxmap_def *def, char *err, size_t errlen)
