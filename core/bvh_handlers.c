@@ -11,24 +11,23 @@
 #include "bvh_internal.h"
 #include "handlers.h"
 
-/* Lower bound on the distance between node a and the placed node b: the
- * sphere and OBB bounds first (cheap); the tighter RSS bound only when
- * those cannot already decide the pair against `threshold` (the best
- * distance so far, or the tolerance). Overlap tests (threshold 0) never
- * need the RSS bound: boxes that overlap have overlapping RSSs. */
+/* Lower bound on the distance between node a and the placed node b.
+ * Distance and tolerance (threshold > 0: the best distance so far, or the
+ * tolerance): the bounding spheres, then the RSS projection bound (see
+ * bvh.c for the measurements behind this choice). Overlap tests
+ * (threshold <= 0): the spheres, then the OBB separating axes, which
+ * stop at the first separating one. */
 static inline double node_gap(const bvh_node *a, const bvh_node *b, const bvh_placed *pb, double threshold)
 {
     double sg = bvh_sphere_gap(a, b, pb);
     if (sg >= threshold)
         return sg;
     bvh_rel rel = bvh_rel_placed(a, pb);
-    double g = bvh_obb_gap(&rel, a->e, b->e, threshold);
-    if (g < sg)
-        g = sg;
-    if (g >= threshold || g <= 0 || threshold == INFINITY)
-        return g;
-    double r = bvh_rss_gap(&rel, a->e, b->e, threshold);
-    return r > g ? r : g;
+    /* before the first leaf gives a best distance (threshold = inf) the
+     * OBB gap orders the dive better (measured: 17% fewer instructions) */
+    double g = threshold > 0 && threshold < INFINITY ? bvh_rss_gap_approx(&rel, a->e, b->e)
+                                                     : bvh_obb_gap(&rel, a->e, b->e, threshold);
+    return g > sg ? g : sg;
 }
 
 static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xform *b_in_a, prox_vec3 out[3])

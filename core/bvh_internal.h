@@ -128,4 +128,9 @@ double bvh_obb_gap(const bvh_rel *r, const float ea[3], const float eb[3], doubl
  * bound is sure to fall below threshold; pass INFINITY for the value. */
 double bvh_rss_gap(const bvh_rel *r, const float ea[3], const float eb[3], double threshold);
 
+/* A cheaper RSS lower bound: the rectangles' separation along the
+ * direction found by two alternating projections (exact when they have
+ * converged to the closest pair, a valid lower bound always). */
+double bvh_rss_gap_approx(const bvh_rel *r, const float ea[3], const float eb[3]);
+
 #endif

@@ -138,9 +138,9 @@ static double rect_dist_brute(const bvh_node *a, const bvh_node *b, const prox_x
 }
 
 /* OBB and RSS bounds against brute force: the RSS rectangle distance is
- * exact (triangulated rectangles), the OBB gap never exceeds the distance
- * between the boxes' surfaces, and early-out answers stay on the right
- * side of the threshold. */
+ * exact (triangulated rectangles), the projection RSS bound never exceeds
+ * it, the OBB gap never exceeds the distance between the boxes' surfaces,
+ * and early-out answers stay on the right side of the threshold. */
 static void test_bv_bounds(void)
 {
     unsigned long long s = 77;
@@ -163,6 +163,9 @@ static void test_bv_bounds(void)
         double tol = 1e-6 * (1 + rd + ea[0] + eb[0]);
         CHECK(fabs(rss - rd) <= tol, "rectangle distance %.12g vs brute %.12g (case %d)", rss, rd, it);
         exact += fabs(rss - rd) <= tol;
+        double ap = bvh_rss_gap_approx(&rel, a.e, b.e);
+        CHECK(ap <= rss - a.e[2] - b.e[2] + tol, "projection RSS bound %.12g above the exact %.12g", ap,
+              rss - a.e[2] - b.e[2]);
         double th = rd - a.e[2] - b.e[2] + check_rng_uniform(&s, -0.05, 0.05);
         double early = bvh_rss_gap(&rel, a.e, b.e, th);
         CHECK(early == -INFINITY || fabs(early - (rss - a.e[2] - b.e[2])) <= 1e-12, "early-out RSS gives the value or nothing");
