@@ -161,6 +161,35 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 
 static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
 
+/* ---- penetration volume fronts (coherence) ----
+ * A query records its terminal node pairs (pairs found apart, leaf pairs,
+ * containment shortcuts): a cut of the traversal tree under which every
+ * leaf pair lies exactly once. The next query starts from that cut instead
+ * of the root: pairs still apart are carried over untested below, pairs
+ * that now overlap are expanded. The cache's front array holds two halves,
+ * the last front and the one being recorded. A front that outgrows its half
+ * (or an incomplete query) is dropped and the next query starts at the
+ * root again. */
+static int front_on(const prox_pairstate *p)
+{
+    return p->query->use_cache && p->cache && p->cache->front && p->cache->front_capacity >= 2;
+}
+
+static void front_record(const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    if (!front_on(p))
+        return;
+    prox_cache *k = p->cache;
+    uint32_t half = k->front_capacity / 2, dst = k->front_valid == 1 ? 2 : 1;
+    if (k->front_next_count >= half) {
+        k->front_overflow = 1;
+        return;
+    }
+    prox_front_entry *e = &k->front[(dst == 1 ? 0 : half) + k->front_next_count++];
+    e->na = na;
+    e->nb = nb;
+}
+
 static void push_vol(prox_ctx *c, const prox_pairstate *p, const kids *ka, int i, const kids *kb, int j, double dist)
 {
     double fa = ka->vol[i] / sphere_vol(ka->R[i]), fb = kb->vol[j] / sphere_vol(kb->R[j]);
@@ -195,6 +224,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     if ((na & IST_LEAF) && (nb & IST_LEAF)) {
         leaf_volume(c, p, na & ~IST_LEAF, nb & ~IST_LEAF);
+        front_record(p, na, nb);
         return;
     }
     kids ka, kb;
@@ -205,11 +235,14 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
         for (int j = 0; j < kb.n; j++) {
             double dx = kb.x[j] - ka.x[i], dy = kb.y[j] - ka.y[i], dz = kb.z[j] - ka.z[i];
             double dist = sqrt(dx * dx + dy * dy + dz * dz);
-            if (dist >= ka.R[i] + kb.R[j])
+            if (dist >= ka.R[i] + kb.R[j]) {
+                front_record(p, ka.id[i], kb.id[j]);
                 continue; /* bounding spheres apart: nothing below overlaps */
+            }
             int la = (ka.id[i] & IST_LEAF) != 0, lb = (kb.id[j] & IST_LEAF) != 0;
             if (la && lb) {
                 leaf_volume(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
+                front_record(p, ka.id[i], kb.id[j]);
                 continue;
             }
             /* containment shortcut: a hierarchy sphere inside a (secondary)
@@ -219,6 +252,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
                 if (dist + ka.R[i] <= r) {
                     prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
                     prox_ctx_add_volume(c, p, ka.vol[i], n, prox_v3(ka.x[i], ka.y[i], ka.z[i]), IST_EMPTY, kb.id[j] & ~IST_LEAF);
+                    front_record(p, ka.id[i], kb.id[j]);
                     continue;
                 }
             } else if (la && !lb) {
@@ -226,6 +260,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
                 if (dist + kb.R[j] <= r) {
                     prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
                     prox_ctx_add_volume(c, p, kb.vol[j], n, prox_v3(kb.x[j], kb.y[j], kb.z[j]), ka.id[i] & ~IST_LEAF, IST_EMPTY);
+                    front_record(p, ka.id[i], kb.id[j]);
                     continue;
                 }
             }
@@ -233,21 +268,58 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
         }
 }
 
-static void root_penvol(prox_ctx *c, const prox_pairstate *p)
+/* one node pair as a one-child "kids" each, B's sphere carried into A's frame */
+static double pair_kids(const prox_pairstate *p, uint32_t na, uint32_t nb, kids *ka, kids *kb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    kids ka, kb;
-    ka.n = kb.n = 1;
     float s[4], v;
     uint32_t l;
-    ist_id_sphere(A, p->a->root, s, &v, &l);
-    ka.id[0] = p->a->root, ka.leaves[0] = l, ka.x[0] = s[0], ka.y[0] = s[1], ka.z[0] = s[2], ka.R[0] = s[3], ka.vol[0] = v;
-    ist_id_sphere(B, p->b->root, s, &v, &l);
+    ka->n = kb->n = 1;
+    ist_id_sphere(A, na, s, &v, &l);
+    ka->id[0] = na, ka->leaves[0] = l, ka->x[0] = s[0], ka->y[0] = s[1], ka->z[0] = s[2], ka->R[0] = s[3], ka->vol[0] = v;
+    ist_id_sphere(B, nb, s, &v, &l);
     prox_vec3 cb = prox_xform_point(&p->b_in_a, prox_v3(s[0], s[1], s[2]));
-    kb.id[0] = p->b->root, kb.leaves[0] = l, kb.x[0] = cb.x, kb.y[0] = cb.y, kb.z[0] = cb.z, kb.R[0] = s[3], kb.vol[0] = v;
-    double dist = prox_v3_dist(cb, prox_v3(ka.x[0], ka.y[0], ka.z[0]));
+    kb->id[0] = nb, kb->leaves[0] = l, kb->x[0] = cb.x, kb->y[0] = cb.y, kb->z[0] = cb.z, kb->R[0] = s[3], kb->vol[0] = v;
+    return prox_v3_dist(cb, prox_v3(ka->x[0], ka->y[0], ka->z[0]));
+}
+
+static void root_penvol(prox_ctx *c, const prox_pairstate *p)
+{
+    kids ka, kb;
+    if (front_on(p)) {
+        prox_cache *k = p->cache;
+        k->front_next_count = 0;
+        k->front_overflow = 0;
+        if (k->front_valid == 1 || k->front_valid == 2) {
+            uint32_t half = k->front_capacity / 2;
+            const prox_front_entry *src = &k->front[k->front_valid == 1 ? 0 : half];
+            for (uint32_t i = 0; i < k->front_count; i++) {
+                double dist = pair_kids(p, src[i].na, src[i].nb, &ka, &kb);
+                if (dist >= ka.R[0] + kb.R[0])
+                    front_record(p, src[i].na, src[i].nb); /* still apart: stays in the front */
+                else
+                    push_vol(c, p, &ka, 0, &kb, 0, dist);
+            }
+            return;
+        }
+    }
+    double dist = pair_kids(p, p->a->root, p->b->root, &ka, &kb);
     if (dist < ka.R[0] + kb.R[0])
         push_vol(c, p, &ka, 0, &kb, 0, dist);
+    else
+        front_record(p, p->a->root, p->b->root);
+}
+
+static void finish_penvol(prox_ctx *c, const prox_pairstate *p)
+{
+    if (!front_on(p))
+        return;
+    prox_cache *k = p->cache;
+    if (prox_ctx_complete(c) && !k->front_overflow) {
+        k->front_valid = k->front_valid == 1 ? 2 : 1;
+        k->front_count = k->front_next_count;
+    } else
+        k->front_valid = 0; /* an incomplete cut: start from the root next time */
 }
 
 void prox_ist_register(prox_bank *bank)
@@ -273,5 +345,6 @@ void prox_ist_register(prox_bank *bank)
     h.name = "ist-ist penetration volume";
     h.root = root_penvol;
     h.expand = expand_penvol;
+    h.finish = finish_penvol;
     prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_PENVOL, &h);
 }

@@ -67,7 +67,8 @@ typedef struct prox_cache {
      * front = NULL disable front tracking. */
     prox_front_entry *front;
     uint32_t front_count, front_capacity;
-    uint32_t front_valid;
+    uint32_t front_valid; /* 0: none; 1 or 2: which half of `front` holds the last front */
+    uint32_t front_next_count, front_overflow; /* the front being recorded (handler use) */
     double last_value; /* value of the last query on this pair */
 } prox_cache;
 
