@@ -12,6 +12,41 @@
 #include "sphere.h"
 #include "voxel_internal.h"
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define COUNT_MALLOC 1
+/* Interpose the allocator (plain builds): count calls while `counting`. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static int counting;
+static long alloc_calls;
+void *malloc(size_t n);
+void *calloc(size_t a, size_t b);
+void *realloc(void *p, size_t n);
+void free(void *p);
+void *malloc(size_t n)
+{
+    alloc_calls += counting;
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    alloc_calls += counting;
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    alloc_calls += counting;
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    alloc_calls += counting && p;
+    __libc_free(p);
+}
+#endif
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(void)
 {
@@ -757,6 +792,55 @@ static void test_bank_switch(void)
     prox_voxmap_free(m);
 }
 
+/* Updates and queries allocate nothing: no allocator call over a million
+ * updates and a thousand queries (counted in plain builds; sanitizer builds
+ * keep their own allocator and only check the outcome). */
+static void test_no_allocation(void)
+{
+    prox_voxmap *m = make_map(60, 60, 10, 0.1, prox_v3(-3, -3, 0), 0);
+    prox_mesh *mesh = prox_mesh_make_torus(0.3, 0.1, 24, 12);
+    prox_bvh *b = prox_bvh_build(mesh);
+    prox_bank *bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    prox_engine *e = prox_engine_create(NULL, bank);
+    static prox_voxel_record rec[4096];
+    prox_result r;
+    prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+    q.use_cache = 0;
+    prox_object_pair op = {prox_bvh_tree(b), prox_voxmap_tree(m), prox_xform_identity(), prox_xform_identity(), NULL};
+    for (int i = 0; i < 4096; i++)
+        rec[i] = (prox_voxel_record){(int32_t)(rnd() % 60), (int32_t)(rnd() % 60), (int32_t)(rnd() % 10), rnd() % 3};
+    prox_voxmap_apply(m, rec, 4096, NULL); /* warm up */
+    prox_query_run(e, &q, &op, 1, &r);
+#ifdef COUNT_MALLOC
+    alloc_calls = 0;
+    counting = 1;
+#endif
+    uint64_t applied = 0;
+    for (int k = 0; k < 256; k++) {
+        for (int i = 0; i < 4096; i++)
+            rec[i] = (prox_voxel_record){(int32_t)(rnd() % 60), (int32_t)(rnd() % 60), (int32_t)(rnd() % 10), rnd() % 3};
+        applied += prox_voxmap_apply(m, rec, 4096, NULL);
+        for (int j = 0; j < 4; j++) {
+            op.pose_a = random_pose(4.0);
+            q.kind = j % 2 ? PROX_QUERY_COLLIDE : PROX_QUERY_DISTANCE;
+            prox_query_run(e, &q, &op, 1, &r);
+        }
+    }
+#ifdef COUNT_MALLOC
+    counting = 0;
+    CHECK(alloc_calls == 0, "%ld allocator calls during updates and queries", alloc_calls);
+#endif
+    CHECK(applied == 256u * 4096u, "all records applied (%llu)", (unsigned long long)applied);
+    char err[256];
+    CHECK(prox_voxmap_validate(m, err, sizeof err) == 0, "%s", err);
+    prox_engine_destroy(e);
+    prox_bank_destroy(bank);
+    prox_bvh_free(b);
+    prox_mesh_free(mesh);
+    prox_voxmap_free(m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -769,5 +853,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_penvol_model_error);
     RUN_TEST(test_voxel_voxel_brute);
     RUN_TEST(test_bank_switch);
+    RUN_TEST(test_no_allocation);
     return check_summary(argv[0]);
 }
