@@ -212,32 +212,8 @@ double bvh_rss_gap(const bvh_rel *r, const float ea[3], const float eb[3], doubl
 double bvh_rss_gap_approx(const bvh_rel *rel, const float ea[3], const float eb[3])
 {
     const double(*R)[3] = rel->R;
-    const double *T = rel->T;
-    double a0 = ea[0], a1 = ea[1], b0 = eb[0], b1 = eb[1];
     double u[3] = {R[0][0], R[1][0], R[2][0]}, v[3] = {R[0][1], R[1][1], R[2][1]};
-    /* alternating projection: A's point nearest B's centre, B's point
-     * nearest that, A's point nearest that; more rounds cost more than the
-     * tighter bound saves (measured) */
-    double p[3] = {T[0] < -a0 ? -a0 : (T[0] > a0 ? a0 : T[0]), T[1] < -a1 ? -a1 : (T[1] > a1 ? a1 : T[1]), 0}, q[3];
-    {
-        double d[3] = {p[0] - T[0], p[1] - T[1], p[2] - T[2]};
-        double s = d[0] * u[0] + d[1] * u[1] + d[2] * u[2], t = d[0] * v[0] + d[1] * v[1] + d[2] * v[2];
-        s = s < -b0 ? -b0 : (s > b0 ? b0 : s);
-        t = t < -b1 ? -b1 : (t > b1 ? b1 : t);
-        for (int k = 0; k < 3; k++)
-            q[k] = T[k] + s * u[k] + t * v[k];
-        p[0] = q[0] < -a0 ? -a0 : (q[0] > a0 ? a0 : q[0]);
-        p[1] = q[1] < -a1 ? -a1 : (q[1] > a1 ? a1 : q[1]);
-    }
-    double n[3] = {q[0] - p[0], q[1] - p[1], q[2]};
-    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    if (!(len > 0))
-        return -INFINITY;
-    /* separation of the two rectangles along n (any unit direction gives
-     * a lower bound on their distance) */
-    double nu = n[0] * u[0] + n[1] * u[1] + n[2] * u[2], nv = n[0] * v[0] + n[1] * v[1] + n[2] * v[2];
-    double gap = (n[0] * T[0] + n[1] * T[1] + n[2] * T[2]) - b0 * fabs(nu) - b1 * fabs(nv) - a0 * fabs(n[0]) - a1 * fabs(n[1]);
-    return gap / (len * (1.0 + 1e-12)) - (double)ea[2] - (double)eb[2];
+    return bvh_rss_gap_uv(u, v, rel->T, ea, eb);
 }
 
 /* ---- build ---- */

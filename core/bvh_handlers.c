@@ -22,11 +22,23 @@ static inline double node_gap(const bvh_node *a, const bvh_node *b, const bvh_pl
     double sg = bvh_sphere_gap(a, b, pb);
     if (sg >= threshold)
         return sg;
-    bvh_rel rel = bvh_rel_placed(a, pb);
-    /* before the first leaf gives a best distance (threshold = inf) the
-     * OBB gap orders the dive better (measured: 17% fewer instructions) */
-    double g = threshold > 0 && threshold < INFINITY ? bvh_rss_gap_approx(&rel, a->e, b->e)
-                                                     : bvh_obb_gap(&rel, a->e, b->e, threshold);
+    double g;
+    if (threshold > 0 && threshold < INFINITY) {
+        /* B's first two axes and centre in a's box frame (the third axis
+         * is not needed by the RSS bound) */
+        double u[3], v[3], T[3], d[3] = {pb->c[0] - a->c[0], pb->c[1] - a->c[1], pb->c[2] - a->c[2]};
+        for (int i = 0; i < 3; i++) {
+            u[i] = a->R[0][i] * pb->R[0][0] + a->R[1][i] * pb->R[1][0] + a->R[2][i] * pb->R[2][0];
+            v[i] = a->R[0][i] * pb->R[0][1] + a->R[1][i] * pb->R[1][1] + a->R[2][i] * pb->R[2][1];
+            T[i] = a->R[0][i] * d[0] + a->R[1][i] * d[1] + a->R[2][i] * d[2];
+        }
+        g = bvh_rss_gap_uv(u, v, T, a->e, b->e);
+    } else {
+        /* before the first leaf gives a best distance (threshold = inf) the
+         * OBB gap orders the dive better (measured: 17% fewer instructions) */
+        bvh_rel rel = bvh_rel_placed(a, pb);
+        g = bvh_obb_gap(&rel, a->e, b->e, threshold);
+    }
     return g > sg ? g : sg;
 }
 

@@ -129,8 +129,33 @@ double bvh_obb_gap(const bvh_rel *r, const float ea[3], const float eb[3], doubl
 double bvh_rss_gap(const bvh_rel *r, const float ea[3], const float eb[3], double threshold);
 
 /* A cheaper RSS lower bound: the rectangles' separation along the
- * direction found by two alternating projections (exact when they have
- * converged to the closest pair, a valid lower bound always). */
+ * direction found by an alternating projection (A's point nearest B's
+ * centre, B's point nearest that, A's point nearest that). Exact when that
+ * pair is the closest pair, a valid lower bound always: projection on any
+ * unit direction never lengthens a segment. */
 double bvh_rss_gap_approx(const bvh_rel *r, const float ea[3], const float eb[3]);
+
+/* The same from B's rectangle axes u, v and centre T in A's box frame
+ * (what a handler that skips the third column computes). */
+static inline double bvh_rss_gap_uv(const double u[3], const double v[3], const double T[3], const float ea[3],
+                                    const float eb[3])
+{
+    double a0 = ea[0], a1 = ea[1], b0 = eb[0], b1 = eb[1];
+    double p0 = T[0] < -a0 ? -a0 : (T[0] > a0 ? a0 : T[0]), p1 = T[1] < -a1 ? -a1 : (T[1] > a1 ? a1 : T[1]);
+    double d0 = p0 - T[0], d1 = p1 - T[1], d2 = -T[2];
+    double s = d0 * u[0] + d1 * u[1] + d2 * u[2], t = d0 * v[0] + d1 * v[1] + d2 * v[2];
+    s = s < -b0 ? -b0 : (s > b0 ? b0 : s);
+    t = t < -b1 ? -b1 : (t > b1 ? b1 : t);
+    double q0 = T[0] + s * u[0] + t * v[0], q1 = T[1] + s * u[1] + t * v[1], q2 = T[2] + s * u[2] + t * v[2];
+    p0 = q0 < -a0 ? -a0 : (q0 > a0 ? a0 : q0);
+    p1 = q1 < -a1 ? -a1 : (q1 > a1 ? a1 : q1);
+    double n0 = q0 - p0, n1 = q1 - p1, n2 = q2;
+    double len = sqrt(n0 * n0 + n1 * n1 + n2 * n2);
+    if (!(len > 0))
+        return -INFINITY;
+    double nu = n0 * u[0] + n1 * u[1] + n2 * u[2], nv = n0 * v[0] + n1 * v[1] + n2 * v[2];
+    double gap = (n0 * T[0] + n1 * T[1] + n2 * T[2]) - b0 * fabs(nu) - b1 * fabs(nv) - a0 * fabs(n0) - a1 * fabs(n1);
+    return gap / (len * (1.0 + 1e-12)) - (double)ea[2] - (double)eb[2];
+}
 
 #endif
