@@ -162,12 +162,52 @@ static int contained_overlap(prox_ctx *c, const prox_pairstate *p, int report_di
     return 0;
 }
 
+/* Without a cached pair: dive greedily to one leaf pair (the child with
+ * the nearer bounding sphere at each level) and offer its exact distance,
+ * so that the traversal starts with a finite upper bound and even a query
+ * stopped at once by its budget has a finite answer. */
+static void dive_distance(prox_ctx *c, const prox_pairstate *p)
+{
+    const prox_bvh *A = p->a->impl, *B = p->b->impl;
+    uint32_t na = p->a->root, nb = p->b->root;
+    for (;;) {
+        uint32_t cha = A->child[na], chb = B->child[nb];
+        int la = bvh_is_leaf(cha), lb = bvh_is_leaf(chb);
+        if (la && lb)
+            break;
+        const bvh_node *a = &A->nodes[na], *b = &B->nodes[nb];
+        if (lb || (!la && a->radius >= b->radius)) {
+            prox_vec3 cb = prox_xform_point(&p->b_in_a, prox_v3(b->c[0], b->c[1], b->c[2]));
+            const bvh_node *a0 = &A->nodes[cha], *a1 = &A->nodes[cha + 1];
+            double g0 = prox_v3_dist(cb, prox_v3(a0->c[0], a0->c[1], a0->c[2])) - a0->radius;
+            double g1 = prox_v3_dist(cb, prox_v3(a1->c[0], a1->c[1], a1->c[2])) - a1->radius;
+            na = g0 <= g1 ? cha : cha + 1;
+        } else {
+            prox_vec3 ca = prox_xform_point(&p->a_in_b, prox_v3(a->c[0], a->c[1], a->c[2]));
+            const bvh_node *b0 = &B->nodes[chb], *b1 = &B->nodes[chb + 1];
+            double g0 = prox_v3_dist(ca, prox_v3(b0->c[0], b0->c[1], b0->c[2])) - b0->radius;
+            double g1 = prox_v3_dist(ca, prox_v3(b1->c[0], b1->c[1], b1->c[2])) - b1->radius;
+            nb = g0 <= g1 ? chb : chb + 1;
+        }
+    }
+    uint32_t ta = bvh_leaf_triangle(A->child[na]), tb = bvh_leaf_triangle(B->child[nb]);
+    prox_vec3 Q[3], pa, pb;
+    leaf_tri_in_a(B, tb, &p->b_in_a, Q);
+    double d = prox_triangle_distance(A->tri[ta], Q, &pa, &pb);
+    prox_ctx_count(c, 0, 1);
+    prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
+}
+
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
     if (contained_overlap(c, p, 1) && (p->query->stop_on_overlap || p->query->kind != PROX_QUERY_DISTANCE))
         return;
     if (p->query->kind == PROX_QUERY_DISTANCE && prox_ctx_best(c) <= 0)
         return; /* distance 0 is already certain */
+    if (prox_ctx_best(c) == INFINITY)
+        dive_distance(c, p);
+    if (prox_ctx_done(c))
+        return;
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
 
