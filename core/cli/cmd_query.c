@@ -41,10 +41,18 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             }
             if (!strcmp(s, "--budget-us"))
                 qa->budget_us = v;
-            else if (!strcmp(s, "--rel-err"))
+            else if (!strcmp(s, "--rel-err")) {
+                if (!(v < 1)) {
+                    fprintf(stderr, "prox %s: --rel-err is a fraction in [0, 1), got '%s'\n", argv[0], argv[i]);
+                    return -1;
+                }
                 qa->rel_err = v;
+            }
             else
                 qa->spheres = (int)v;
+        } else if (!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) {
+            fprintf(stderr, "prox %s: %s needs a value\nusage: prox %s\n", argv[0], s, usage);
+            return -1;
         } else if (s[0] == '-' && s[1] == '-') {
             fprintf(stderr, "prox %s: unknown option '%s'\nusage: prox %s\n", argv[0], s, usage);
             return -1;
