@@ -24,7 +24,7 @@ sleep 1
 "$BUILD/bench/load_gen" $rt_port $((SECS - 2)) 100000 10000 pillar ball 2> "$tmp/load2" &
 wait $hap || true
 # cyclictest histogram -> percentiles
-pct() { awk -v p="$1" '/^[0-9]/ { c[$1]=$2; n+=$2 } END { want=p*n; s=0; for (i=0;i<20000;i++) { s+=c[i]; if (s>=want) { print i; exit } } }' "$tmp/cyc"; }
+pct() { awk -v p="$1" '/^[0-9]/ { c[$1+0]=$2; n+=$2 } END { want=p*n; s=0; for (i=0;i<20000;i++) { s+=c[i]; if (s>=want) { print i; exit } } }' "$tmp/cyc"; }
 cmin=$(sed -n 's/# Min Latencies: *\([0-9]*\).*/\1/p' "$tmp/cyc"); cavg=$(sed -n 's/# Avg Latencies: *\([0-9]*\).*/\1/p' "$tmp/cyc"); cmax=$(sed -n 's/# Max Latencies: *\([0-9]*\).*/\1/p' "$tmp/cyc")
 j() { python3 -c "import json,sys; d=json.load(open('$tmp/stats.json')); print($1)"; }
 {
