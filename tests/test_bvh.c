@@ -10,7 +10,14 @@ typedef struct brute {
     double dist;
     int overlap; /* any triangle pair intersects */
     uint32_t pairs; /* intersecting triangle pairs */
+    unsigned long long list[4096]; /* the first of them, as (i << 32) | j */
 } brute;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
 
 static brute brute_force(const prox_mesh *A, const prox_xform *xa, const prox_mesh *B, const prox_xform *xb)
 {
@@ -28,6 +35,8 @@ static brute brute_force(const prox_mesh *A, const prox_xform *xa, const prox_me
                 r.dist = d;
             if (prox_triangle_intersect(P, Q)) {
                 r.overlap = 1;
+                if (r.pairs < 4096)
+                    r.list[r.pairs] = ((unsigned long long)i << 32) | j;
                 r.pairs++;
             }
         }
@@ -88,6 +97,15 @@ static void check_shapes(const char *label, prox_mesh *A, prox_mesh *B, int pose
         cq.max_contacts = 4096;
         run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, cq, &r, NULL);
         CHECK(r.contact_count == ref.pairs && r.complete, "%s contacts %u vs brute %u", label, r.contact_count, ref.pairs);
+        if (r.contact_count == ref.pairs && ref.pairs <= 4096) {
+            /* the same set of triangle pairs, not just as many */
+            static unsigned long long got[4096];
+            for (uint32_t k = 0; k < r.contact_count; k++)
+                got[k] = ((unsigned long long)contacts[k].leaf_a << 32) | contacts[k].leaf_b;
+            qsort(got, r.contact_count, sizeof *got, cmp_u64);
+            qsort(ref.list, ref.pairs, sizeof *ref.list, cmp_u64);
+            CHECK(memcmp(got, ref.list, sizeof *got * ref.pairs) == 0, "%s pose %d: contact set differs from brute force", label, i);
+        }
     }
     prox_bvh_free(ba);
     prox_bvh_free(bb);
