@@ -21,7 +21,9 @@ static int cmp_u64(const void *a, const void *b)
 
 static brute brute_force(const prox_mesh *A, const prox_xform *xa, const prox_mesh *B, const prox_xform *xb)
 {
-    brute r = {INFINITY, 0, 0};
+    brute r;
+    memset(&r, 0, sizeof r);
+    r.dist = INFINITY;
     for (uint32_t i = 0; i < A->triangle_count; i++) {
         prox_vec3 P[3];
         for (int k = 0; k < 3; k++)
