@@ -1,6 +1,10 @@
 /* test_bvh.c - mesh queries through the engine against brute force over all
  * triangle pairs: distance, tolerance, collide, contacts; nesting; forests;
  * budgets; coherence; the run-time bank. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "bvh_internal.h"
 #include "check.h"
 #include "prox.h"
@@ -463,9 +467,192 @@ static void test_bad_input(void)
     prox_mesh_free(A);
 }
 
+
+/* ---- the prox tool: prox distance / prox collide against brute force ---- */
+
+static char prox_bin[1024];
+
+static void write_obj(const char *path, const prox_mesh *m)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        fprintf(f, "v %.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
+    for (uint32_t i = 0; i < m->triangle_count; i++)
+        fprintf(f, "f %u %u %u\n", m->triangles[i][0] + 1, m->triangles[i][1] + 1, m->triangles[i][2] + 1);
+    fclose(f);
+}
+
+/* Run a shell command; its stdout lines go to out (up to max lines), the
+ * last stderr line to last_err. Returns the exit status. */
+static int run_cmd(const char *cmd, char out[][256], int max, int *nout, char *last_err)
+{
+    char full[4200];
+    snprintf(full, sizeof full, "%s 2>/tmp/prox-bvh-test-err.txt", cmd);
+    FILE *p = popen(full, "r");
+    *nout = 0;
+    if (!p)
+        return -1;
+    char line[256];
+    while (fgets(line, sizeof line, p))
+        if (*nout < max)
+            strcpy(out[(*nout)++], line);
+    int st = pclose(p);
+    last_err[0] = 0;
+    FILE *e = fopen("/tmp/prox-bvh-test-err.txt", "r");
+    if (e) {
+        while (fgets(line, sizeof line, e))
+            strcpy(last_err, line);
+        fclose(e);
+    }
+    remove("/tmp/prox-bvh-test-err.txt");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli(void)
+{
+    char dir[] = "/tmp/prox-bvh-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    FILE *t = fopen(prox_bin, "r");
+    if (!t) {
+        CHECK(0, "prox tool not found at %s (build it first)", prox_bin);
+        return;
+    }
+    fclose(t);
+    /* B is off-centre so that --normalize moves it */
+    prox_mesh *A = prox_mesh_make_torus(0.6, 0.2, 16, 8), *B = prox_mesh_make_sphere(0.3, 1);
+    prox_mesh_transform(B, 1.0, prox_v3(0.2, -0.1, 0.3));
+
+    char pa[256], pb[256], pp[256], cmd[4096];
+    snprintf(pa, sizeof pa, "%s/a.obj", dir);
+    snprintf(pb, sizeof pb, "%s/b.obj", dir);
+    snprintf(pp, sizeof pp, "%s/poses.txt", dir);
+    write_obj(pa, A);
+    write_obj(pb, B);
+    enum { N = 12 };
+    prox_xform X[N];
+    unsigned long long s = 4242;
+    FILE *f = fopen(pp, "w");
+    fprintf(f, "# test poses\n\n");
+    for (int i = 0; i < N; i++) {
+        prox_quat q = prox_quat_normalize((prox_quat){check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
+                                                      check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)});
+        prox_vec3 tr = prox_v3(check_rng_uniform(&s, -1.2, 1.2), check_rng_uniform(&s, -1.2, 1.2), check_rng_uniform(&s, -0.5, 0.5));
+        if (i == 0)
+            tr = prox_v3(-0.2, 0.1, -0.3), q = prox_quat_identity(); /* B's centre in the torus hole */
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g  # pose %d\n", tr.x, tr.y, tr.z, q.w, q.x, q.y, q.z, i);
+        X[i] = prox_xform_from_pose(tr, q);
+    }
+    fclose(f);
+    char out[64][256], err[256];
+    int n;
+    for (int norm = 0; norm < 2; norm++) {
+        /* the documented --normalize arithmetic, applied here independently */
+        /* the reference reads the files with the same loader (assimp keeps
+         * float coordinates, so the written doubles come back rounded) */
+        prox_mesh *An = NULL, *Bn = NULL;
+        char lerr[256];
+        if (prox_mesh_load(pa, &An, lerr, sizeof lerr) || prox_mesh_load(pb, &Bn, lerr, sizeof lerr)) {
+            CHECK(0, "reload: %s", lerr);
+            prox_mesh_free(An);
+            break;
+        }
+        if (norm)
+            for (int k = 0; k < 2; k++) {
+                prox_mesh *m = k ? Bn : An;
+                prox_vec3 c = prox_v3_scale(prox_v3_add(m->bbox_min, m->bbox_max), 0.5);
+                double sc = 1.0 / prox_v3_dist(m->bbox_min, m->bbox_max);
+                for (uint32_t v = 0; v < m->vertex_count; v++)
+                    m->vertices[v] = prox_v3_add(prox_v3_scale(m->vertices[v], sc), prox_v3_scale(c, -sc));
+                prox_mesh_analyze(m);
+            }
+        const char *kinds[2] = {"distance", "collide"};
+        double want_d[N];
+        prox_xform id = prox_xform_identity();
+        for (int i = 0; i < N; i++) {
+            brute ref = brute_force(An, &id, Bn, &X[i]);
+            int nested = !ref.overlap && (prox_mesh_contains_point(An, prox_xform_point(&X[i], Bn->vertices[0])) ||
+                                          prox_mesh_contains_point(Bn, prox_xform_inv_point(&X[i], An->vertices[0])));
+            want_d[i] = (ref.overlap || nested) ? 0.0 : ref.dist;
+        }
+        for (int k = 0; k < 2; k++) {
+            snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s", prox_bin, kinds[k], pa, pb, pp, norm ? "--normalize" : "");
+            int rc = run_cmd(cmd, out, 64, &n, err);
+            CHECK(rc == 0 && n == N, "prox %s: exit %d, %d lines", kinds[k], rc, n);
+            CHECK(strncmp(err, "queries=12 median_us=", 21) == 0 && strstr(err, " p99_us=") && strstr(err, " max_us="),
+                  "timing line: %s", err);
+            for (int i = 0; i < n && i < N; i++) {
+                double v, lo, up;
+                int complete;
+                CHECK(sscanf(out[i], "%lf %lf %lf %d", &v, &lo, &up, &complete) == 4, "line '%s'", out[i]);
+                double want = want_d[i];
+                if (k == 0)
+                    CHECK(fabs(v - want) <= 1e-9 * (1 + want) && complete == 1 && lo <= v && up >= v,
+                          "norm %d pose %d: prox distance %.17g vs brute %.17g", norm, i, v, want);
+                else
+                    CHECK(v == (want == 0.0 ? 1.0 : 0.0) && complete == 1, "norm %d pose %d: collide %g, distance %g", norm, i, v, want);
+            }
+        }
+        /* --coherent gives the same answers */
+        char out2[64][256];
+        int n2;
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --coherent %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
+        run_cmd(cmd, out2, 64, &n2, err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
+        run_cmd(cmd, out, 64, &n, err);
+        CHECK(n == n2 && n == N, "coherent line count");
+        for (int i = 0; i < n && i < n2; i++)
+            CHECK(strcmp(out[i], out2[i]) == 0, "--coherent line %d: %s vs %s", i, out2[i], out[i]);
+        prox_mesh_free(An);
+        prox_mesh_free(Bn);
+    }
+    /* errors: one line, exit 2 for arguments, 1 for files */
+    snprintf(cmd, sizeof cmd, "%s distance %s %s", prox_bin, pa, pb);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage"), "missing argument: %s", err);
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s --budget-us x", prox_bin, pa, pb, pp);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--budget-us"), "bad budget: %s", err);
+    snprintf(cmd, sizeof cmd, "%s collide %s %s/missing.obj %s", prox_bin, pa, dir, pp);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "missing.obj"), "missing mesh: %s", err);
+    f = fopen(pp, "w");
+    fprintf(f, "0 0 0 1 0 0 0\n0 0 0 1 0 zero 0\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pp);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "poses.txt:2"), "bad pose line named: %s", err);
+    /* a budget too small to finish still brackets the answer */
+    f = fopen(pp, "w");
+    fprintf(f, "0.9 0.4 0.1 1 0 0 0\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pp);
+    run_cmd(cmd, out, 64, &n, err);
+    double full = n == 1 ? atof(out[0]) : -1;
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s --budget-us 0.001", prox_bin, pa, pb, pp);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 0 && n == 1, "budgeted run");
+    double v, lo, up;
+    int complete;
+    if (n == 1 && sscanf(out[0], "%lf %lf %lf %d", &v, &lo, &up, &complete) == 4)
+        CHECK(lo <= full + 1e-12 && up >= full - 1e-12 && isfinite(v), "budget: [%g, %g] brackets %g (complete %d)", lo, up, full, complete);
+    remove(pa), remove(pb), remove(pp), rmdir(dir);
+    prox_mesh_free(A);
+    prox_mesh_free(B);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
+    /* the prox tool of the same build: $PROX_BIN, else next to tests/ */
+    const char *env = getenv("PROX_BIN");
+    if (env)
+        snprintf(prox_bin, sizeof prox_bin, "%s", env);
+    else {
+        const char *slash = strrchr(argv[0], '/');
+        int len = slash ? (int)(slash - argv[0]) : 1;
+        snprintf(prox_bin, sizeof prox_bin, "%.*s/../prox", len, slash ? argv[0] : ".");
+    }
     bank = prox_bank_create();
     prox_bank_register_defaults(bank);
     engine = prox_engine_create(NULL, bank);
@@ -481,6 +668,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_coherence);
     RUN_TEST(test_bank_replace);
     RUN_TEST(test_bad_input);
+    RUN_TEST(test_cli);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
     return check_summary(argv[0]);
