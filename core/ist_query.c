@@ -119,6 +119,8 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     /* start at the triangles closest to the two sphere centres, then walk
      * both meshes over edge-adjacent triangles while the distance drops
      * (a local descent; bounded steps keep it real-time) */
+    if (p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
+        return; /* out of time: the sphere distance stands (a valid upper bound) */
     uint32_t ta = A->spheres[la].tri, tb = B->spheres[lb].tri;
     prox_vec3 pa, pb;
     double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
@@ -127,7 +129,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     uint32_t tests = 1, prev_a = UINT32_MAX, prev_b = UINT32_MAX;
     for (int step = 0; step < 64; step++) {
         /* the walk is refinement, not the answer: it yields to the deadline */
-        if (p->query->deadline_ns && (step & 3) == 3 && prox_now_ns() >= p->query->deadline_ns)
+        if (p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
             break;
         /* move to the best neighbouring pair; equal distance moves are
          * allowed (closest features on a shared edge form plateaus), but

@@ -302,6 +302,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             }
             if (n) {
                 prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+                q.check_every = 1; /* a clock read (~25 ns) per expansion keeps the overshoot to one expansion */
                 uint64_t q0 = now_ns();
                 q.deadline_ns = q0 + (uint64_t)(s->budget_us * 1000.0);
                 prox_result r;
@@ -1014,7 +1015,7 @@ static double hist_pct(const atomic_uint *h, double p)
         total += atomic_load_explicit(&h[i], memory_order_relaxed);
     if (!total)
         return 0;
-    uint64_t want = (uint64_t)(p * (double)total), acc = 0;
+    uint64_t want = (uint64_t)(p * (double)(total - 1)), acc = 0;
     for (int i = 0; i < LAT_BINS; i++) {
         acc += atomic_load_explicit(&h[i], memory_order_relaxed);
         if (acc > want)
