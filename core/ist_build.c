@@ -32,7 +32,7 @@
 
 prox_ist_def prox_ist_def_default(void)
 {
-    prox_ist_def d = {4096, 0, 1};
+    prox_ist_def d = {4096, 0, 1, 0.5};
     return d;
 }
 
@@ -530,6 +530,12 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     prox_ist_def d = def ? *def : prox_ist_def_default();
     if (!d.target_spheres)
         d.target_spheres = 4096;
+    if (d.min_radius == 0)
+        d.min_radius = 0.5;
+    if (!(d.min_radius >= 0.1 && d.min_radius <= 4)) {
+        snprintf(err, errlen, "smallest sphere radius %g voxels is outside [0.1, 4]", d.min_radius);
+        return -1;
+    }
     if (!d.voxels) {
         double v = 48.0 * d.target_spheres;
         d.voxels = (uint32_t)(v < 2e5 ? 2e5 : (v > 2.0e7 ? 2.0e7 : v));
@@ -758,10 +764,11 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         if (inside[v])
             hpush(heap, &hn, (heap_ent){free_r[v], (uint32_t)v}, 1);
     }
-    /* spheres down to a quarter voxel: near the surface the free radius of
-     * the remaining voxels falls below half a voxel long before the target
-     * count on fine targets (bunny, 100k: 28.8k spheres at 0.5 h) */
-    const float rmin = (float)(0.25 * h);
+    /* spheres down to half a voxel by default: near the surface the free
+     * radius of the remaining voxels falls below that before fine targets
+     * (bunny, 100k: 28.8k spheres at 0.5 h; 100k at 0.25 h); smaller ones
+     * on request (min_radius) */
+    const float rmin = (float)(d.min_radius * h);
     uint32_t ns = 0;
     while (hn && ns < d.target_spheres) {
         heap_ent e = hpop(heap, &hn, 1);
@@ -794,7 +801,14 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         double cx = origin.x + (i + 0.5) * h, cy = origin.y + (j + 0.5) * h, cz = origin.z + (k + 0.5) * h;
         ist_sphere *s = &t->spheres[ns];
         s->x = (float)cx, s->y = (float)cy, s->z = (float)cz;
-        s->r = (float)r * (1 - 1e-6f);
+        /* the float centre moved by up to half an ulp per axis: shrink by
+         * that shift (keeps the sphere inside and off its neighbours) and
+         * round the float radius down */
+        double shift = sqrt((s->x - cx) * (s->x - cx) + (s->y - cy) * (s->y - cy) + (s->z - cz) * (s->z - cz));
+        double rr = r * (1 - 1e-6) - shift;
+        s->r = (float)rr;
+        if ((double)s->r > rr)
+            s->r = nextafterf(s->r, 0.0f);
         s->tri = ctri[v];
         int reach = (int)ceil(2 * r / h) + 1;
         for (int a = i - reach; a <= i + reach; a++) {

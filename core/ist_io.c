@@ -161,7 +161,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     for (uint32_t i = 0; ok && i < t->node_count; i++)
         for (int j = 0; j < 4; j++) {
             const ist_node *nd = &t->nodes[i];
-            ok = valid_id(t, nd->child[j]) && isfinite(nd->cx[j]) && isfinite(nd->cy[j]) && isfinite(nd->cz[j]) &&
+            ok = ok && valid_id(t, nd->child[j]) && isfinite(nd->cx[j]) && isfinite(nd->cy[j]) && isfinite(nd->cz[j]) &&
                  isfinite(nd->cr[j]) && isfinite(nd->cvol[j]) && (nd->child[j] == IST_EMPTY || nd->child[j] > i);
         }
     for (uint32_t i = 0; ok && i < t->sphere_count; i++) {

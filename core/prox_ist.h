@@ -24,6 +24,9 @@ typedef struct prox_ist_def {
     uint32_t target_spheres; /* stop packing at this many spheres; 0 = 4096 */
     uint32_t voxels;         /* approximate number of voxels in the bounding box grid; 0 = 64 * target_spheres, capped */
     int progress;            /* print progress on stderr when it is a terminal */
+    double min_radius;       /* smallest inner sphere, in voxel sizes; 0 = 0.5. Smaller (down to
+                                0.1) reaches fine targets on a coarse grid with tiny spheres near
+                                the surface, which make penetration-volume queries slower */
 } prox_ist_def;
 
 prox_ist_def prox_ist_def_default(void);

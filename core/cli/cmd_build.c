@@ -28,17 +28,25 @@ int prox_cli_build(int argc, char **argv)
             else
                 d.voxels = (uint32_t)v;
             i++;
+        } else if (!strcmp(argv[i], "--min-radius") && i + 1 < argc) {
+            char *end;
+            d.min_radius = strtod(argv[i + 1], &end);
+            if (*end || !(d.min_radius >= 0.1 && d.min_radius <= 4)) {
+                fprintf(stderr, "prox build: --min-radius needs a number of voxel sizes in [0.1, 4], got '%s'\n", argv[i + 1]);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(argv[i], "--normalize"))
             normalize = 1;
         else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {
-            fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--normalize]\n");
+            fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--normalize]\n");
             return 2;
         }
     }
     if (!in || !out) {
-        fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--normalize]\n");
+        fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--normalize]\n");
         return 2;
     }
     char err[512];

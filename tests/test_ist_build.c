@@ -1,0 +1,341 @@
+/* test_ist_build.c - the inner sphere tree build against brute force:
+ * the greedy packing replayed on the voxel centres (every sphere has the
+ * largest free radius left), fine targets reached with every sphere inside
+ * and disjoint, hierarchy bounds, determinism, and .ist files whose checksum
+ * is right but whose indices are not. (test_ist.c covers the coarse
+ * invariants on sphere, box and torus, and the queries.) */
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "../core/ist_internal.h"
+#include "prox.h"
+#include "prox_ist.h"
+
+static double surface_dist(const prox_mesh *m, prox_vec3 p)
+{
+    double best = INFINITY;
+    for (uint32_t t = 0; t < m->triangle_count; t++) {
+        prox_vec3 q;
+        double d2 = prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
+                                              m->vertices[m->triangles[t][2]], &q);
+        if (d2 < best)
+            best = d2;
+    }
+    return sqrt(best);
+}
+
+static prox_ist *build(const prox_mesh *m, uint32_t spheres, double min_radius)
+{
+    prox_ist_def d = prox_ist_def_default();
+    d.target_spheres = spheres;
+    d.min_radius = min_radius;
+    d.progress = 0;
+    prox_ist *t = NULL;
+    char err[256];
+    CHECK(prox_ist_build(m, &d, &t, err, sizeof err) == 0, "build: %s", err);
+    return t;
+}
+
+/* an irregular convex octahedron: no symmetric ties in the distance field */
+static prox_mesh *make_octahedron(void)
+{
+    prox_vec3 v[6] = {prox_v3(0.47, 0.03, 0.02),  prox_v3(-0.39, 0.01, -0.03), prox_v3(0.02, 0.41, 0.05),
+                      prox_v3(-0.01, -0.33, 0.01), prox_v3(0.04, -0.02, 0.29), prox_v3(0.03, 0.05, -0.44)};
+    uint32_t tris[8][3];
+    int n = 0;
+    for (int sx = 0; sx < 2; sx++)
+        for (int sy = 0; sy < 2; sy++)
+            for (int sz = 0; sz < 2; sz++) {
+                uint32_t a = (uint32_t)sx, b = 2u + (uint32_t)sy, c = 4u + (uint32_t)sz;
+                if ((sx + sy + sz) & 1) { /* an odd number of negative axes flips the orientation */
+                    uint32_t tmp = b;
+                    b = c, c = tmp;
+                }
+                tris[n][0] = a, tris[n][1] = b, tris[n][2] = c;
+                n++;
+            }
+    return prox_mesh_from_arrays(v, 6, (const uint32_t(*)[3])tris, 8);
+}
+
+/* Replay the greedy packing on the voxel centres (cells of size h starting
+ * one cell below the mesh's box): before sphere i, the free radius of an
+ * uncovered inside centre is min(surface distance, distance to each earlier
+ * sphere); sphere i must sit on a centre and take the largest free radius. */
+static void test_greedy_replay(void)
+{
+    prox_mesh *m = make_octahedron();
+    CHECK(m && m->closed && m->volume > 0, "octahedron closed and outward (volume %g)", m ? m->volume : 0);
+    if (!m)
+        return;
+    prox_ist *t = build(m, 300, 0);
+    if (!t) {
+        prox_mesh_free(m);
+        return;
+    }
+    double h = t->voxel_size;
+    prox_vec3 ext = prox_v3_sub(m->bbox_max, m->bbox_min), o = prox_v3_sub(m->bbox_min, prox_v3(h, h, h));
+    int nx = (int)ceil(ext.x / h) + 2, ny = (int)ceil(ext.y / h) + 2, nz = (int)ceil(ext.z / h) + 2;
+    size_t cap = (size_t)nx * ny * nz, n = 0;
+    prox_vec3 *c = malloc(sizeof *c * cap);
+    double *fr = malloc(sizeof *fr * cap);
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++)
+            for (int k = 0; k < nz; k++) {
+                prox_vec3 p = prox_v3(o.x + (i + 0.5) * h, o.y + (j + 0.5) * h, o.z + (k + 0.5) * h);
+                if (!prox_mesh_contains_point(m, p))
+                    continue;
+                c[n] = p;
+                fr[n++] = surface_dist(m, p);
+            }
+    CHECK(labs((long)n - (long)t->voxels_inside) <= 2, "inside voxel centres: %zu vs the build's %u", n, t->voxels_inside);
+    CHECK(t->sphere_count == 300, "target reached: %u", t->sphere_count);
+    int wrong_r = 0, off_centre = 0, increasing = 0;
+    double worst = 0;
+    for (uint32_t s = 0; s < t->sphere_count; s++) {
+        const ist_sphere *sp = &t->spheres[s];
+        prox_vec3 sc = prox_v3(sp->x, sp->y, sp->z);
+        double best = -INFINITY, at_centre = -INFINITY;
+        for (size_t v = 0; v < n; v++) {
+            if (fr[v] > best)
+                best = fr[v];
+            if (prox_v3_dist(c[v], sc) < 1e-3 * h)
+                at_centre = fr[v];
+        }
+        double tol = 2e-5 * best + 1e-9;
+        worst = fmax(worst, fabs(sp->r - best) / best);
+        wrong_r += fabs(sp->r - best) > tol;
+        if (!(fabs(at_centre - sp->r) <= tol) && off_centre++ < 3)
+            printf("    sphere %u: r %.9g, free radius at its centre %.9g, largest %.9g\n", s, sp->r, at_centre, best);
+        increasing += s > 0 && sp->r > t->spheres[s - 1].r * (1 + 1e-6) + 1e-9; /* less the float-centre shift */
+        for (size_t v = 0; v < n; v++) {
+            double d = prox_v3_dist(c[v], sc) - sp->r;
+            fr[v] = d <= 0 ? -INFINITY : fmin(fr[v], d);
+        }
+    }
+    CHECK(wrong_r == 0, "%d spheres do not take the largest free radius (worst relative gap %.3g)", wrong_r, worst);
+    CHECK(off_centre == 0, "%d spheres are not on an uncovered voxel centre with that free radius", off_centre);
+    CHECK(increasing == 0, "%d radii grow along the packing order", increasing);
+    CHECK(t->spheres[t->sphere_count - 1].r >= 0.5 * h * (1 - 1e-5), "default: no sphere below half a voxel (%g, h %g)",
+          t->spheres[t->sphere_count - 1].r, h);
+    printf("    greedy replay: %u spheres, %zu voxel centres, worst relative radius gap %.2g\n", t->sphere_count, n, worst);
+    free(c);
+    free(fr);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
+static void check_subtree(const prox_ist *t, uint32_t id, double *vol, uint32_t *leaves, uint32_t *out, uint32_t cap, int *bad)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
+        *vol += 4.0 / 3.0 * M_PI * (double)sp->r2 * sp->r2 * sp->r2;
+        if (*leaves < cap)
+            out[*leaves] = id & ~IST_LEAF;
+        (*leaves)++;
+        return;
+    }
+    const ist_node *nd = &t->nodes[id];
+    int kids = 0;
+    for (int j = 0; j < 4; j++) {
+        if (nd->child[j] == IST_EMPTY)
+            continue;
+        kids++;
+        uint32_t first = *leaves;
+        double v = 0;
+        check_subtree(t, nd->child[j], &v, leaves, out, cap, bad);
+        /* every leaf below child j inside child j's sphere (with its secondary radius) */
+        for (uint32_t l = first; l < *leaves && l < cap; l++) {
+            const ist_sphere *sp = &t->spheres[out[l]];
+            double R = fmax(sp->r, sp->r2);
+            double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), prox_v3(nd->cx[j], nd->cy[j], nd->cz[j]));
+            if (d + R > nd->cr[j] * (1 + 1e-6) + 1e-7)
+                (*bad)++;
+        }
+        if (fabs(v - nd->cvol[j]) > 1e-5 * v + 1e-12 || *leaves - first != nd->cleaves[j])
+            (*bad)++;
+        *vol += v;
+    }
+    if (kids < 1)
+        (*bad)++;
+}
+
+/* a fine target on the torus: reached, spheres inside and disjoint, volumes
+ * add up, hierarchy bounds all its leaves; two builds are identical */
+static void test_fine_torus(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 48, 24);
+    prox_ist *t = build(m, 3000, 0.25), *u = build(m, 3000, 0.25);
+    if (!t || !u)
+        goto out;
+    prox_ist_stats st;
+    prox_ist_get_stats(t, &st);
+    CHECK(st.spheres == 3000 && t->sphere_count == 3000, "target reached: %u", st.spheres);
+    int outside = 0, overlaps = 0;
+    double inner = 0;
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        const ist_sphere *a = &t->spheres[i];
+        prox_vec3 ca = prox_v3(a->x, a->y, a->z);
+        inner += 4.0 / 3.0 * M_PI * (double)a->r * a->r * a->r;
+        double sd = surface_dist(m, ca);
+        if (!(a->r > 0) || !prox_mesh_contains_point(m, ca) || sd < a->r) {
+            if (outside++ < 3)
+                printf("    sphere %u: r %.9g, surface distance %.9g\n", i, a->r, sd);
+        }
+        for (uint32_t j = i + 1; j < t->sphere_count; j++) {
+            const ist_sphere *b = &t->spheres[j];
+            if (prox_v3_dist(ca, prox_v3(b->x, b->y, b->z)) < (double)a->r + b->r)
+                overlaps++;
+        }
+    }
+    CHECK(outside == 0, "%d spheres reach outside the torus", outside);
+    CHECK(overlaps == 0, "%d overlapping sphere pairs", overlaps);
+    CHECK(fabs(inner - st.inner_volume) <= 1e-6 * inner, "inner volume %g vs stats %g", inner, st.inner_volume);
+    /* min_radius 0.25: the smallest spheres go below half a voxel to reach the target */
+    CHECK(t->spheres[t->sphere_count - 1].r >= 0.25 * st.voxel_size * (1 - 1e-5), "smallest radius %g, voxel %g",
+          t->spheres[t->sphere_count - 1].r, st.voxel_size);
+    /* the largest sphere: the tube's inscribed radius, within a voxel
+     * (polygonal tube: between r cos(pi/24) cos(pi/48) and r) */
+    double r0 = t->spheres[0].r, lo = 0.12 * cos(M_PI / 24) * cos(M_PI / 48) - st.voxel_size;
+    CHECK(r0 <= 0.12 && r0 >= lo, "largest sphere %g in [%g, 0.12]", r0, lo);
+    CHECK(fabs(st.secondary_volume - st.voxel_volume) <= 1e-4 * st.voxel_volume, "secondary %g vs voxel volume %g",
+          st.secondary_volume, st.voxel_volume);
+    CHECK(fabs(st.voxel_volume - st.mesh_volume) <= 0.05 * st.mesh_volume, "voxel volume %g vs mesh %g", st.voxel_volume,
+          st.mesh_volume);
+    CHECK(st.inner_volume > 0.6 * st.mesh_volume, "inner spheres fill %.3f of the torus", st.inner_volume / st.mesh_volume);
+    uint32_t *leaf = malloc(sizeof(uint32_t) * t->sphere_count), nleaves = 0;
+    double vol = 0;
+    int bad = 0;
+    check_subtree(t, t->tree.root, &vol, &nleaves, leaf, t->sphere_count, &bad);
+    CHECK(bad == 0, "hierarchy: %d nodes fail to bound their leaves or sum their volumes", bad);
+    CHECK(nleaves == t->sphere_count, "every sphere once below the root: %u of %u", nleaves, t->sphere_count);
+    char *seen = calloc(t->sphere_count, 1);
+    int dup = 0;
+    for (uint32_t l = 0; l < nleaves && l < t->sphere_count; l++)
+        dup += seen[leaf[l]]++ != 0;
+    CHECK(dup == 0, "%d spheres appear twice in the hierarchy", dup);
+    for (uint32_t l = 0; l < t->sphere_count; l++) { /* the root sphere bounds everything */
+        const ist_sphere *sp = &t->spheres[l];
+        double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), prox_v3(t->root[0], t->root[1], t->root[2]));
+        bad += d + fmax(sp->r, sp->r2) > t->root[3] * (1 + 1e-6) + 1e-7;
+    }
+    CHECK(bad == 0, "the root sphere misses %d leaves", bad);
+    CHECK(fabs(vol - st.secondary_volume) <= 1e-6 * vol, "root volume %g vs secondary %g", vol, st.secondary_volume);
+    free(seen);
+    free(leaf);
+    CHECK(u->sphere_count == t->sphere_count && u->node_count == t->node_count &&
+              !memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count) &&
+              !memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count),
+          "two builds of one mesh are identical");
+out:
+    prox_ist_free(t);
+    prox_ist_free(u);
+    prox_mesh_free(m);
+}
+
+/* patch a saved file at `off` with `len` bytes and fix its CRC */
+static void write_patched(const char *src, const char *dst, size_t off, const void *bytes, size_t len)
+{
+    FILE *f = fopen(src, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)size);
+    CHECK(fread(b, 1, (size_t)size, f) == (size_t)size, "read back");
+    fclose(f);
+    memcpy(b + off, bytes, len);
+    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(size - 12));
+    memcpy(b + size - 4, &crc, 4);
+    f = fopen(dst, "wb");
+    CHECK(fwrite(b, 1, (size_t)size, f) == (size_t)size, "write patched");
+    fclose(f);
+    free(b);
+}
+
+/* files with a valid checksum but bad contents are refused with the path */
+static void test_file_indices(void)
+{
+    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
+    prox_ist *t = build(m, 200, 0);
+    if (!t) {
+        prox_mesh_free(m);
+        return;
+    }
+    char good[64], bad[64], err[256];
+    snprintf(good, sizeof good, "/tmp/test_ist_build_%d.ist", (int)getpid());
+    snprintf(bad, sizeof bad, "/tmp/test_ist_build_%d_bad.ist", (int)getpid());
+    CHECK(prox_ist_save(t, good, err, sizeof err) == 0, "save: %s", err);
+    prox_ist *u = NULL;
+    CHECK(prox_ist_load(good, &u, err, sizeof err) == 0 && u, "load: %s", err);
+    prox_ist_free(u);
+    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, child_at = offsetof(ist_node, child);
+    const size_t spheres_at = nodes_at + sizeof(ist_node) * t->node_count;
+    const size_t tris_at = spheres_at + sizeof(ist_sphere) * t->sphere_count + sizeof(prox_vec3) * t->vert_count;
+    struct {
+        const char *what;
+        size_t off;
+        uint32_t u;
+        float f;
+        int is_float;
+    } cases[] = {
+        {"child past the nodes", nodes_at + child_at, t->node_count + 3, 0, 0},
+        {"child past the spheres", nodes_at + child_at + 4, IST_LEAF | (t->sphere_count + 1), 0, 0},
+        {"a cycle (root is its own child)", nodes_at + child_at, 0, 0, 0},
+        {"closest triangle out of range", spheres_at + offsetof(ist_sphere, tri), t->tri_count, 0, 0},
+        {"triangle vertex out of range", tris_at + 4, t->vert_count, 0, 0},
+        {"NaN radius", spheres_at + offsetof(ist_sphere, r), 0, NAN, 1},
+        {"negative secondary radius", spheres_at + sizeof(ist_sphere) + offsetof(ist_sphere, r2), 0, -1.0f, 1},
+        {"NaN child sphere", nodes_at + offsetof(ist_node, cr) + 8, 0, NAN, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (cases[k].is_float)
+            write_patched(good, bad, cases[k].off, &cases[k].f, 4);
+        else
+            write_patched(good, bad, cases[k].off, &cases[k].u, 4);
+        u = NULL;
+        err[0] = 0;
+        int rc = prox_ist_load(bad, &u, err, sizeof err);
+        CHECK(rc == -1 && u == NULL && strstr(err, bad) && strstr(err, "inconsistent"), "%s refused: %s", cases[k].what, err);
+        if (rc == 0)
+            prox_ist_free(u);
+    }
+    unlink(good);
+    unlink(bad);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
+/* bad meshes: clear messages */
+static void test_bad_meshes(void)
+{
+    char err[256];
+    prox_ist *t = NULL;
+    /* an inside-out box */
+    prox_mesh *b = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.2));
+    for (uint32_t i = 0; i < b->triangle_count; i++) {
+        uint32_t tmp = b->triangles[i][1];
+        b->triangles[i][1] = b->triangles[i][2];
+        b->triangles[i][2] = tmp;
+    }
+    prox_mesh_analyze(b);
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "inside out"), "inverted: %s", err);
+    prox_mesh_free(b);
+    /* a box with one face missing (two triangles): open */
+    b = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.2));
+    b->triangle_count -= 2;
+    prox_mesh_analyze(b);
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "not closed") &&
+              strstr(err, "4 boundary edges") && strstr(err, "watertight"),
+          "open: %s", err);
+    prox_mesh_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    RUN_TEST(test_greedy_replay);
+    RUN_TEST(test_fine_torus);
+    RUN_TEST(test_file_indices);
+    RUN_TEST(test_bad_meshes);
+    return check_summary(argv[0]);
+}
