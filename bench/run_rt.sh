@@ -15,10 +15,10 @@ sink_port=57190; rt_port=57191
 sink=$!
 sleep 2
 "$BUILD/bench/load_gen" $sink_port $SECS 100000 10000 pillar ball 2> "$tmp/load1" &
-cyclictest -m -p 80 -i 1000 -l $((SECS * 1000)) -t 1 -q -h 20000 > "$tmp/cyc" 2>&1 || true
+cyclictest -m -a 1 -p 80 -i 1000 -l $((SECS * 1000)) -t 1 -q -h 20000 > "$tmp/cyc" 2>&1 || true
 wait $sink 2>/dev/null || true
 # hapticd itself under the same load
-"$BUILD/hapticd" --demo --priority 80 --quiet --osc-port $rt_port --duration $SECS --stats-json "$tmp/stats.json" 2> "$tmp/hap.err" &
+"$BUILD/hapticd" --demo --priority 80 --cpu 1 --quiet --osc-port $rt_port --duration $SECS --stats-json "$tmp/stats.json" 2> "$tmp/hap.err" &
 hap=$!
 sleep 1
 "$BUILD/bench/load_gen" $rt_port $((SECS - 2)) 100000 10000 pillar ball 2> "$tmp/load2" &
