@@ -30,6 +30,15 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
         echo "| $m | $tri | $s | $sp | $vi | $cv | $bt | $mb |" >> "$out"
     done
 done
+# fine targets: spheres down to a quarter voxel (and a finer grid) reach 100k on ~100k-triangle meshes
+for run in "bunny00 --spheres 100000 --min-radius 0.25" "refined_elephant --spheres 100000 --min-radius 0.25 --voxels 12000000"; do
+    set -- $run; m=$1; shift
+    "$BUILD/prox" build data/meshes/$m.off -o "$tmp/x.ist" --normalize "$@" > "$tmp/b" 2>&1 || { echo "| $m | | $* | build failed | | | | |" >> "$out"; continue; }
+    tri=$(sed -n 's/.*(\([0-9]*\) triangles.*/\1/p' "$tmp/b"); sp=$(sed -n 's/^spheres: //p' "$tmp/b")
+    vi=$(sed -n 's/.*(\([0-9]*\) voxels inside)/\1/p' "$tmp/b"); cv=$(sed -n 's/^covered_volume_fraction: \([0-9.]*\).*/\1/p' "$tmp/b")
+    bt=$(sed -n 's/^build_seconds: //p' "$tmp/b"); mb=$(awk "BEGIN{printf \"%.1f\", $(sed -n 's/^tree_bytes: //p' "$tmp/b")/1048576}")
+    echo "| $m | $tri | ${*#--spheres } | $sp | $vi | $cv | $bt | $mb |" >> "$out"
+done
 {
 echo
 echo "## Penetration volume vs CGAL exact intersection volume"
