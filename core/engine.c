@@ -301,7 +301,6 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     c->best = INFINITY;
     c->dropped_min_key = INFINITY;
     prox_dpq_clear(&e->q);
-    uint64_t heap_ops0 = e->q.heap_ops;
 
     /* set up pairs: pick handlers, swap where only (B, A) is registered */
     for (uint32_t i = 0; i < pair_count; i++) {
@@ -376,8 +375,6 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         out->expansions++;
         e->pp[it.pair].h->expand(c, ps, it.na, it.nb);
     }
-    out->queue_pushes += 0;
-    (void)heap_ops0;
 
     int exhausted = !deadline_hit && prox_dpq_size(&e->q) == 0;
     c->traversal_complete = exhausted && !(out->flags & PROX_RESULT_OUT_OF_MEMORY);
