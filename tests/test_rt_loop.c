@@ -240,9 +240,44 @@ static void test_bad_control_input(void)
     dev_close(dev);
 }
 
+static void test_replay_driver(void)
+{
+    char path[] = "/tmp/hapticd-replay-XXXXXX", err[256];
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("# t x y z qw qx qy qz\n0 0 0 0 1 0 0 0\n0.2 0.1 0 0 1 0 0 0\n0.4 0.1 0.2 0 1 0 0 0\n", f);
+    fclose(f);
+    dev_device *d = dev_replay_open(path, err, sizeof err);
+    CHECK(d != NULL, "replay open: %s", err);
+    if (d) {
+        dev_state s;
+        CHECK(dev_read(d, &s) == 0 && fabs(s.position.x) < 0.01, "starts at the first pose (%g)", s.position.x);
+        sleep_s(0.1);
+        dev_read(d, &s);
+        CHECK(s.position.x > 0.02 && s.position.x < 0.09 && fabs(s.linear_velocity.x - 0.5) < 1e-9, "interpolates (x %g, vx %g)",
+              s.position.x, s.linear_velocity.x);
+        sleep_s(0.45);
+        dev_read(d, &s);
+        CHECK(fabs(s.position.x - 0.1) < 1e-12 && fabs(s.position.y - 0.2) < 1e-12, "holds the last pose (%g %g)", s.position.x, s.position.y);
+        dev_command zero = {{1, 2, 3}, {0, 0, 0}, 0};
+        CHECK(dev_write(d, &zero) == 0, "accepts forces");
+        dev_close(d);
+    }
+    f = fopen(path, "w");
+    fputs("0 0 0 0 1 0 0 0\n0.5 1 2\n", f);
+    fclose(f);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, ":2:"), "short line refused: %s", err);
+    f = fopen(path, "w");
+    fputs("1 0 0 0 1 0 0 0\n0.5 0 0 0 1 0 0 0\n", f);
+    fclose(f);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, "rising"), "time going back refused: %s", err);
+    unlink(path);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, path), "missing file: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
+    RUN_TEST(test_replay_driver);
     RUN_TEST(test_bad_control_input);
     RUN_TEST(test_loop_with_sim_device);
     return check_summary(argv[0]);
