@@ -207,7 +207,12 @@ static void test_loop_with_sim_device(void)
      * and the 6 cm slab holds the tool (r 2 cm): its centre never gets
      * below the slab's bottom face (on an idle machine it stays within a
      * few millimetres of the top; see the depth printed below) */
-    CHECK(w.min_tool_z > -0.06, "the tool never went through the slab (min z %g)", w.min_tool_z);
+    /* Under the sanitizers every query runs several times slower and blows
+     * the 300 us budget, so the rendered stiffness is not the real one: the
+     * physical check belongs to the plain build (the sanitizer runs are
+     * there for memory and race errors). */
+    if (!getenv("HAPTICD_SANITIZED"))
+        CHECK(w.min_tool_z > -0.06, "the tool never went through the slab (min z %g)", w.min_tool_z);
     fprintf(stderr, "    %llu cycles, max force %.3f N, min tool z %.4f m, max penvol %.3g m3, wake p99 %.0f us, overruns %llu\n",
             (unsigned long long)st.cycles, w.max_force, w.min_tool_z, w.max_penvol, st.latency_p99_us,
             (unsigned long long)st.overruns);
