@@ -1,0 +1,679 @@
+/* test_engine.c - the query engine on a toy tree type (a binary hierarchy of
+ * bounding spheres over random small spheres, PROX_TREE_USER0/USER1) with
+ * handlers for every kind, checked against brute force over all leaf pairs:
+ * single pairs and forests, budgets, a tiny queue, the run-time bank, (B, A)
+ * swaps, cache seeding, and (plain builds) zero allocation in queries. */
+#include "check.h"
+#include "prox.h"
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define COUNT_MALLOC 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static int counting;
+static long alloc_calls;
+void *malloc(size_t n);
+void *calloc(size_t a, size_t b);
+void *realloc(void *p, size_t n);
+void free(void *p);
+void *malloc(size_t n)
+{
+    alloc_calls += counting;
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    alloc_calls += counting;
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    alloc_calls += counting;
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    alloc_calls += counting && p;
+    __libc_free(p);
+}
+#endif
+
+/* ---- the toy tree ---- */
+
+#define MAXS 256
+typedef struct toy {
+    uint32_t n;              /* leaf spheres */
+    prox_vec3 sc[MAXS];      /* sphere centres */
+    double sr[MAXS];         /* sphere radii */
+    uint32_t nn;             /* nodes */
+    prox_vec3 c[2 * MAXS];   /* node bounding sphere */
+    double r[2 * MAXS];
+    int32_t kid[2 * MAXS][2]; /* -1: leaf */
+    uint32_t leaf[2 * MAXS]; /* leaf node -> sphere id */
+    uint32_t node_of[MAXS];  /* sphere id -> leaf node */
+    uint32_t count[2 * MAXS]; /* leaves below */
+    double vmax[2 * MAXS];   /* largest leaf volume below */
+    prox_tree tree;
+} toy;
+
+static double ball_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
+
+static uint32_t toy_build_rec(toy *t, uint32_t *ids, uint32_t n)
+{
+    uint32_t me = t->nn++;
+    prox_vec3 lo = prox_v3(1e300, 1e300, 1e300), hi = prox_v3(-1e300, -1e300, -1e300);
+    for (uint32_t i = 0; i < n; i++) {
+        lo = prox_v3_min(lo, t->sc[ids[i]]);
+        hi = prox_v3_max(hi, t->sc[ids[i]]);
+    }
+    prox_vec3 ctr = prox_v3_scale(prox_v3_add(lo, hi), 0.5);
+    double R = 0, vm = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double d = prox_v3_dist(ctr, t->sc[ids[i]]) + t->sr[ids[i]];
+        R = d > R ? d : R;
+        vm = ball_vol(t->sr[ids[i]]) > vm ? ball_vol(t->sr[ids[i]]) : vm;
+    }
+    t->c[me] = ctr;
+    t->r[me] = R;
+    t->count[me] = n;
+    t->vmax[me] = vm;
+    if (n == 1) {
+        t->kid[me][0] = t->kid[me][1] = -1;
+        t->leaf[me] = ids[0];
+        t->node_of[ids[0]] = me;
+        return me;
+    }
+    int ax = 0;
+    prox_vec3 ext = prox_v3_sub(hi, lo);
+    if (ext.y > prox_v3_get(ext, ax))
+        ax = 1;
+    if (ext.z > prox_v3_get(ext, ax))
+        ax = 2;
+    for (uint32_t i = 1; i < n; i++) /* insertion sort along the axis */
+        for (uint32_t j = i; j > 0 && prox_v3_get(t->sc[ids[j]], ax) < prox_v3_get(t->sc[ids[j - 1]], ax); j--) {
+            uint32_t tmp = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = tmp;
+        }
+    uint32_t h = n / 2;
+    int32_t k0 = (int32_t)toy_build_rec(t, ids, h);
+    int32_t k1 = (int32_t)toy_build_rec(t, ids + h, n - h);
+    t->kid[me][0] = k0;
+    t->kid[me][1] = k1;
+    return me;
+}
+
+static void toy_build(toy *t, uint32_t type, uint32_t n, double spread, double rmin, double rmax,
+                      unsigned long long *s)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        t->sc[i] = prox_v3(check_rng_uniform(s, -spread, spread), check_rng_uniform(s, -spread, spread),
+                           check_rng_uniform(s, -spread, spread));
+        t->sr[i] = check_rng_uniform(s, rmin, rmax);
+    }
+    uint32_t ids[MAXS];
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = i;
+    t->tree.type = type;
+    t->tree.root = toy_build_rec(t, ids, n);
+    t->tree.impl = t;
+    t->tree.com = prox_v3(0.1, -0.2, 0.05);
+}
+
+/* ---- the handlers ---- */
+
+static double extra_offset; /* the replacement handler adds this to every distance */
+
+static double lens(double ra, double rb, double d)
+{
+    if (d >= ra + rb)
+        return 0;
+    double rs = ra < rb ? ra : rb, rl = ra < rb ? rb : ra;
+    if (d <= rl - rs)
+        return ball_vol(rs);
+    double s = ra + rb - d;
+    return M_PI * s * s * (d * d + 2 * d * (ra + rb) - 3 * (ra - rb) * (ra - rb)) / (12 * d);
+}
+
+static void toy_expand_impl(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double add)
+{
+    const toy *A = p->a->impl, *B = p->b->impl;
+    uint32_t kind = p->query->kind;
+    if (A->kid[na][0] < 0 && B->kid[nb][0] < 0) {
+        uint32_t la = A->leaf[na], lb = B->leaf[nb];
+        prox_vec3 ca = A->sc[la], cb = prox_xform_point(&p->b_in_a, B->sc[lb]);
+        double cd = prox_v3_dist(ca, cb), d = cd - A->sr[la] - B->sr[lb];
+        prox_vec3 u = cd > 0 ? prox_v3_scale(prox_v3_sub(cb, ca), 1.0 / cd) : prox_v3(1, 0, 0);
+        prox_ctx_count(c, 0, 1);
+        if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
+            /* distances are >= 0: overlapping leaves offer 0 (the contract's "d <= 0 means overlap") */
+            prox_ctx_offer_distance(c, p, (d > 0 ? d : 0) + add, prox_v3_madd(ca, u, A->sr[la]), prox_v3_madd(cb, u, -B->sr[lb]), la,
+                                    lb);
+        } else if (kind == PROX_QUERY_PENVOL) {
+            double v = lens(A->sr[la], B->sr[lb], cd);
+            if (v > 0)
+                prox_ctx_add_volume(c, p, v, u, prox_v3_scale(prox_v3_add(ca, cb), 0.5), la, lb);
+        } else if (d <= 0) {
+            prox_ctx_report_overlap(c, p, la, lb, prox_v3_scale(prox_v3_add(ca, cb), 0.5));
+        }
+        return;
+    }
+    /* split the larger non-leaf node */
+    int split_a = B->kid[nb][0] < 0 || (A->kid[na][0] >= 0 && A->r[na] >= B->r[nb]);
+    for (int k = 0; k < 2; k++) {
+        uint32_t ca_n = split_a ? (uint32_t)A->kid[na][k] : na, cb_n = split_a ? nb : (uint32_t)B->kid[nb][k];
+        prox_vec3 ca = A->c[ca_n], cb = prox_xform_point(&p->b_in_a, B->c[cb_n]);
+        double cd = prox_v3_dist(ca, cb);
+        double key = cd - A->r[ca_n] - B->r[cb_n];
+        prox_ctx_count(c, 1, 0);
+        if (kind == PROX_QUERY_PENVOL) {
+            if (key >= 0)
+                continue;
+            double vm = A->vmax[ca_n] < B->vmax[cb_n] ? A->vmax[ca_n] : B->vmax[cb_n];
+            double ub = (double)A->count[ca_n] * B->count[cb_n] * vm;
+            prox_ctx_push_vol(c, p, ca_n, cb_n, -ub, 0.5 * ub, ub);
+        } else {
+            prox_ctx_push(c, p, ca_n, cb_n, key + add);
+        }
+    }
+}
+
+static void toy_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    toy_expand_impl(c, p, na, nb, 0.0);
+}
+static void toy_expand_alt(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    toy_expand_impl(c, p, na, nb, extra_offset);
+}
+
+static void toy_seed(prox_ctx *c, const prox_pairstate *p)
+{
+    const toy *A = p->a->impl, *B = p->b->impl;
+    const prox_cache *k = p->cache;
+    if (k->leaf_a < A->n && k->leaf_b < B->n)
+        toy_expand(c, p, A->node_of[k->leaf_a], B->node_of[k->leaf_b]);
+}
+
+static prox_handler toy_handler(void)
+{
+    prox_handler h;
+    memset(&h, 0, sizeof h);
+    h.name = "toy";
+    h.expand = toy_expand;
+    h.seed = toy_seed;
+    return h;
+}
+
+static void register_toy(prox_bank *bank)
+{
+    prox_handler h = toy_handler();
+    for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++) {
+        prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, k, &h);
+        prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER1, k, &h); /* (USER1, USER0) served swapped */
+    }
+}
+
+/* ---- brute force (world frame) ---- */
+
+typedef struct brute {
+    double dmin;
+    uint32_t la, lb;
+    long overlaps;
+    double vol;
+    prox_vec3 force, torque; /* on B, about B's com */
+} brute;
+
+static brute brute_pair(const toy *A, const prox_xform *pa, const toy *B, const prox_xform *pb)
+{
+    brute r = {INFINITY, 0, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
+    prox_vec3 com = prox_xform_point(pb, B->tree.com);
+    for (uint32_t i = 0; i < A->n; i++)
+        for (uint32_t j = 0; j < B->n; j++) {
+            prox_vec3 ca = prox_xform_point(pa, A->sc[i]), cb = prox_xform_point(pb, B->sc[j]);
+            double cd = prox_v3_dist(ca, cb), d = cd - A->sr[i] - B->sr[j];
+            if ((d > 0 ? d : 0) < r.dmin)
+                r.dmin = d > 0 ? d : 0, r.la = i, r.lb = j;
+            r.overlaps += d <= 0;
+            double v = lens(A->sr[i], B->sr[j], cd);
+            if (v > 0) {
+                prox_vec3 u = cd > 0 ? prox_v3_scale(prox_v3_sub(cb, ca), 1.0 / cd) : prox_xform_vector(pa, prox_v3(1, 0, 0));
+                prox_vec3 f = prox_v3_scale(u, v);
+                prox_vec3 pt = prox_v3_scale(prox_v3_add(ca, cb), 0.5);
+                r.vol += v;
+                r.force = prox_v3_add(r.force, f);
+                r.torque = prox_v3_add(r.torque, prox_v3_cross(prox_v3_sub(pt, com), f));
+            }
+        }
+    return r;
+}
+
+static prox_xform random_pose(unsigned long long *s, double dist)
+{
+    prox_vec3 axis = prox_v3_normalize(
+        prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1) + 1e-3));
+    prox_quat q = prox_quat_axis_angle(axis, check_rng_uniform(s, 0, 6.28));
+    prox_vec3 dir = prox_v3_normalize(
+        prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1) + 1e-3));
+    return prox_xform_from_pose(prox_v3_scale(dir, dist), q);
+}
+
+static toy TA[3], TB[3];
+static prox_bank *bank;
+static prox_engine *eng;
+
+static void setup(void)
+{
+    unsigned long long s = 42;
+    for (int i = 0; i < 3; i++) {
+        toy_build(&TA[i], PROX_TREE_USER0, 60 + 40 * (uint32_t)i, 1.0, 0.05, 0.2, &s);
+        toy_build(&TB[i], PROX_TREE_USER1, 80 + 30 * (uint32_t)i, 0.8, 0.05, 0.2, &s);
+        TB[i].tree.type = PROX_TREE_USER0; /* same type: served unswapped */
+    }
+    bank = prox_bank_create();
+    register_toy(bank);
+    eng = prox_engine_create(NULL, bank);
+}
+
+static double rel_tol(double v) { return 1e-9 * (1 + fabs(v)); }
+
+/* ---- tests ---- */
+
+static void test_single_pair_all_kinds(void)
+{
+    unsigned long long s = 7;
+    int n_overlap = 0, n_sep = 0;
+    for (int it = 0; it < 200; it++) {
+        const toy *A = &TA[it % 3], *B = &TB[(it / 3) % 3];
+        prox_xform pa = random_pose(&s, check_rng_uniform(&s, 0, 1));
+        prox_xform pb = random_pose(&s, check_rng_uniform(&s, 0, 4.5));
+        brute bf = brute_pair(A, &pa, B, &pb);
+        prox_object_pair op = {&A->tree, &B->tree, pa, pb, NULL};
+        prox_result r;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0, "run");
+        CHECK_NEAR(r.value, bf.dmin, rel_tol(bf.dmin), "distance");
+        CHECK(r.complete && r.lower <= bf.dmin + 1e-12 && r.upper >= bf.dmin - 1e-12, "bounds %g %g", r.lower, r.upper);
+        if (bf.dmin > 0) {
+            n_sep++;
+            CHECK_NEAR(prox_v3_dist(r.point_a, r.point_b), bf.dmin, 1e-9, "witness gap");
+            prox_vec3 ca = prox_xform_point(&pa, A->sc[r.leaf_a]), cb = prox_xform_point(&pb, B->sc[r.leaf_b]);
+            CHECK_NEAR(prox_v3_dist(r.point_a, ca), A->sr[r.leaf_a], 1e-9, "point_a on leaf a (world)");
+            CHECK_NEAR(prox_v3_dist(r.point_b, cb), B->sr[r.leaf_b], 1e-9, "point_b on leaf b (world)");
+        } else {
+            n_overlap++;
+            CHECK(r.flags & PROX_RESULT_OVERLAP, "overlap flag");
+        }
+        /* tolerance, at thresholds on both sides of the answer */
+        double tols[2] = {bf.dmin + 0.05, bf.dmin - 0.05};
+        for (int k = 0; k < 2; k++) {
+            if (tols[k] <= 0)
+                continue;
+            q = prox_query_default(PROX_QUERY_TOLERANCE);
+            q.tolerance = tols[k];
+            prox_query_run(eng, &q, &op, 1, &r);
+            CHECK(r.value == (bf.dmin < tols[k] ? 1 : 0) && r.complete, "tolerance %g vs %g -> %g", tols[k], bf.dmin,
+                  r.value);
+        }
+        /* collide */
+        q = prox_query_default(PROX_QUERY_COLLIDE);
+        prox_query_run(eng, &q, &op, 1, &r);
+        CHECK(r.value == (bf.overlaps > 0) && r.complete, "collide %g vs %ld overlaps", r.value, bf.overlaps);
+        if (bf.overlaps) {
+            prox_vec3 ca = prox_xform_point(&pa, A->sc[r.leaf_a]), cb = prox_xform_point(&pb, B->sc[r.leaf_b]);
+            CHECK(prox_v3_dist(ca, cb) <= A->sr[r.leaf_a] + B->sr[r.leaf_b] + 1e-12, "collide leaf pair overlaps");
+        }
+        /* contacts: the exact set */
+        prox_contact ct[4096];
+        q = prox_query_default(PROX_QUERY_CONTACTS);
+        q.contacts = ct;
+        q.max_contacts = 4096;
+        prox_query_run(eng, &q, &op, 1, &r);
+        CHECK(r.contact_count == bf.overlaps && r.complete, "contacts %u vs %ld", r.contact_count, bf.overlaps);
+        static unsigned char seen[MAXS][MAXS];
+        memset(seen, 0, sizeof seen);
+        int bad = 0;
+        for (uint32_t i = 0; i < r.contact_count; i++) {
+            uint32_t a = ct[i].leaf_a, b = ct[i].leaf_b;
+            prox_vec3 ca = prox_xform_point(&pa, A->sc[a]), cb = prox_xform_point(&pb, B->sc[b]);
+            bad += seen[a][b]++ > 0 || prox_v3_dist(ca, cb) > A->sr[a] + B->sr[b] + 1e-12;
+        }
+        CHECK(bad == 0, "%d duplicate or non-overlapping contacts", bad);
+        if (bf.overlaps > 1) {
+            q.max_contacts = 1;
+            prox_query_run(eng, &q, &op, 1, &r);
+            CHECK(r.contact_count == 1 && (r.flags & PROX_RESULT_CONTACTS_FULL) && !r.complete, "contacts full");
+        }
+        /* penetration volume, force, torque */
+        q = prox_query_default(PROX_QUERY_PENVOL);
+        prox_query_run(eng, &q, &op, 1, &r);
+        CHECK_NEAR(r.value, bf.vol, rel_tol(bf.vol), "penvol");
+        CHECK(r.complete && fabs(r.lower - bf.vol) <= rel_tol(bf.vol) && fabs(r.upper - bf.vol) <= rel_tol(bf.vol),
+              "penvol bounds %g %g %g", r.lower, r.upper, bf.vol);
+        CHECK(prox_v3_dist(r.force, bf.force) <= 1e-9, "force");
+        CHECK(prox_v3_dist(r.torque, bf.torque) <= 1e-9, "torque");
+    }
+    CHECK(n_overlap > 20 && n_sep > 20, "both cases covered: %d overlapping, %d separated", n_overlap, n_sep);
+}
+
+static void test_forest(void)
+{
+    unsigned long long s = 11;
+    for (int it = 0; it < 60; it++) {
+        prox_object_pair op[3];
+        brute bf[3];
+        double dmin = INFINITY, vol = 0;
+        long overl = 0;
+        uint32_t best = 0;
+        prox_vec3 f = {0, 0, 0};
+        for (int i = 0; i < 3; i++) {
+            const toy *A = &TA[i], *B = &TB[(i + it) % 3];
+            prox_xform pa = random_pose(&s, 0.3 * i), pb = random_pose(&s, check_rng_uniform(&s, 0.5, 4.5));
+            op[i] = (prox_object_pair){&A->tree, &B->tree, pa, pb, NULL};
+            bf[i] = brute_pair(A, &pa, B, &pb);
+            if (bf[i].dmin < dmin)
+                dmin = bf[i].dmin, best = (uint32_t)i;
+            vol += bf[i].vol;
+            overl += bf[i].overlaps;
+            f = prox_v3_add(f, bf[i].force);
+        }
+        prox_result r;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_query_run(eng, &q, op, 3, &r);
+        CHECK_NEAR(r.value, dmin, rel_tol(dmin), "forest distance = min over pairs");
+        CHECK(r.complete, "complete");
+        if (dmin > 0) /* at 0 several overlapping pairs tie */
+            CHECK(r.pair == best, "best pair %u vs %u", r.pair, best);
+        else
+            CHECK(bf[r.pair < 3 ? r.pair : 0].dmin == 0, "best pair %u overlaps", r.pair);
+        q = prox_query_default(PROX_QUERY_PENVOL);
+        prox_query_run(eng, &q, op, 3, &r);
+        CHECK_NEAR(r.value, vol, rel_tol(vol), "forest penvol = sum over pairs");
+        CHECK(prox_v3_dist(r.force, f) <= 1e-9, "forest force = sum");
+        q = prox_query_default(PROX_QUERY_COLLIDE);
+        prox_query_run(eng, &q, op, 3, &r);
+        CHECK(r.value == (overl > 0), "forest collide");
+        prox_contact ct[8192];
+        q = prox_query_default(PROX_QUERY_CONTACTS);
+        q.contacts = ct;
+        q.max_contacts = 8192;
+        prox_query_run(eng, &q, op, 3, &r);
+        CHECK(r.contact_count == overl, "forest contacts %u vs %ld", r.contact_count, overl);
+        long per[3] = {0, 0, 0};
+        for (uint32_t i = 0; i < r.contact_count; i++)
+            per[ct[i].pair < 3 ? ct[i].pair : 0]++;
+        CHECK(per[0] == bf[0].overlaps && per[1] == bf[1].overlaps && per[2] == bf[2].overlaps, "contacts per pair");
+    }
+}
+
+/* A deadline already past, a tiny one, and a tiny queue: incomplete, flagged,
+ * and the truth stays inside [lower, upper]. */
+static void test_budgets_and_memory(void)
+{
+    prox_engine_def d = prox_engine_def_default();
+    d.queue_capacity = 6;
+    prox_engine *small = prox_engine_create(&d, bank);
+    unsigned long long s = 5;
+    int incomplete = 0, oom = 0;
+    for (int it = 0; it < 80; it++) {
+        const toy *A = &TA[2], *B = &TB[2];
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 0.3, 3.5));
+        prox_object_pair op = {&A->tree, &B->tree, pa, pb, NULL};
+        brute bf = brute_pair(A, &pa, B, &pb);
+        for (int mode = 0; mode < 3; mode++) {
+            for (int kind = 0; kind < 2; kind++) {
+                prox_query q = prox_query_default(kind ? PROX_QUERY_PENVOL : PROX_QUERY_DISTANCE);
+                prox_engine *e = eng;
+                if (mode == 0) {
+                    q.deadline_ns = 1; /* long past */
+                    q.check_every = 1;
+                } else if (mode == 1) {
+                    q.deadline_ns = prox_now_ns() + 2000;
+                    q.check_every = 1;
+                } else {
+                    e = small;
+                }
+                prox_result r;
+                CHECK(prox_query_run(e, &q, &op, 1, &r) == 0, "run");
+                double truth = kind ? bf.vol : bf.dmin;
+                double slack = 1e-9 * (1 + fabs(truth));
+                CHECK(r.lower <= truth + slack && truth <= r.upper + slack, "mode %d kind %d: %g in [%g, %g]?", mode,
+                      kind, truth, r.lower, r.upper);
+                if (mode == 0)
+                    CHECK(!r.complete && (r.flags & PROX_RESULT_DEADLINE), "past deadline: incomplete, flagged");
+                if (mode == 2 && (r.flags & PROX_RESULT_OUT_OF_MEMORY)) {
+                    oom++;
+                    CHECK(r.dropped > 0, "drops counted");
+                    if (kind)
+                        CHECK(!r.complete, "penvol with drops is incomplete");
+                }
+                incomplete += !r.complete;
+            }
+        }
+    }
+    CHECK(oom > 40, "tiny queue overflowed in %d queries", oom);
+    CHECK(incomplete > 160, "%d incomplete", incomplete);
+    prox_engine_destroy(small);
+}
+
+static void test_bank_replace(void)
+{
+    unsigned long long s = 9;
+    const toy *A = &TA[0], *B = &TB[0];
+    prox_xform pa = prox_xform_identity(), pb = random_pose(&s, 3.0);
+    prox_object_pair op = {&A->tree, &B->tree, pa, pb, NULL};
+    brute bf = brute_pair(A, &pa, B, &pb);
+    CHECK(bf.dmin > 0, "separated");
+    prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+    prox_result r;
+    prox_query_run(eng, &q, &op, 1, &r);
+    CHECK_NEAR(r.value, bf.dmin, 1e-12, "original handler");
+    prox_handler alt = toy_handler();
+    alt.name = "toy+1";
+    alt.expand = toy_expand_alt;
+    extra_offset = 1.0;
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &alt);
+    CHECK(!strcmp(prox_bank_get(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE)->name, "toy+1"), "get");
+    prox_query_run(eng, &q, &op, 1, &r);
+    CHECK_NEAR(r.value, bf.dmin + 1.0, 1e-12, "replaced handler answers");
+    prox_handler orig = toy_handler();
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &orig);
+    prox_query_run(eng, &q, &op, 1, &r);
+    CHECK_NEAR(r.value, bf.dmin, 1e-12, "switched back");
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, NULL);
+    CHECK(prox_bank_get(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE) == NULL, "removed");
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0 && (r.flags & PROX_RESULT_NO_HANDLER) && r.expansions == 0,
+          "missing handler flagged and skipped");
+    /* a forest with one pair lacking a handler: the others still answer */
+    prox_object_pair two[2] = {op, {&TA[1].tree, &TB[1].tree, pa, pb, NULL}};
+    TB[1].tree.type = PROX_TREE_USER1;
+    brute b2 = brute_pair(&TA[1], &pa, &TB[1], &pb);
+    prox_query_run(eng, &q, two, 2, &r);
+    CHECK((r.flags & PROX_RESULT_NO_HANDLER) && fabs(r.value - b2.dmin) <= 1e-12, "forest skips the pair");
+    TB[1].tree.type = PROX_TREE_USER0;
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &orig);
+}
+
+static void test_swap(void)
+{
+    unsigned long long s = 13;
+    toy *B = &TB[1];
+    B->tree.type = PROX_TREE_USER1; /* only (USER0, USER1) is registered */
+    for (int it = 0; it < 40; it++) {
+        const toy *A = &TA[1];
+        prox_xform pa = random_pose(&s, 0.5), pb = random_pose(&s, check_rng_uniform(&s, 0.5, 4));
+        prox_object_pair ab = {&A->tree, &B->tree, pa, pb, NULL}, ba = {&B->tree, &A->tree, pb, pa, NULL};
+        prox_result r1, r2;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_query_run(eng, &q, &ab, 1, &r1);
+        prox_query_run(eng, &q, &ba, 1, &r2);
+        CHECK(!(r2.flags & PROX_RESULT_NO_HANDLER), "served swapped");
+        CHECK_NEAR(r1.value, r2.value, 1e-12, "same distance");
+        if (r1.value > 0) {
+            CHECK(prox_v3_dist(r1.point_a, r2.point_b) < 1e-9 && prox_v3_dist(r1.point_b, r2.point_a) < 1e-9,
+                  "witness points swapped");
+            CHECK(r1.leaf_a == r2.leaf_b && r1.leaf_b == r2.leaf_a, "leaf ids swapped");
+        }
+        q = prox_query_default(PROX_QUERY_PENVOL);
+        prox_query_run(eng, &q, &ba, 1, &r2);
+        brute bf = brute_pair(B, &pb, A, &pa); /* the caller's order: force on A about A's com */
+        CHECK_NEAR(r2.value, bf.vol, rel_tol(bf.vol), "swapped penvol");
+        CHECK(prox_v3_dist(r2.force, bf.force) <= 1e-9, "swapped force acts on the caller's B");
+        CHECK(prox_v3_dist(r2.torque, bf.torque) <= 1e-9, "swapped torque about the caller's B");
+        prox_contact ct[4096];
+        q = prox_query_default(PROX_QUERY_CONTACTS);
+        q.contacts = ct;
+        q.max_contacts = 4096;
+        prox_query_run(eng, &q, &ba, 1, &r2);
+        int bad = 0;
+        for (uint32_t i = 0; i < r2.contact_count; i++) {
+            prox_vec3 ca = prox_xform_point(&pb, B->sc[ct[i].leaf_a]), cb = prox_xform_point(&pa, A->sc[ct[i].leaf_b]);
+            bad += prox_v3_dist(ca, cb) > B->sr[ct[i].leaf_a] + A->sr[ct[i].leaf_b] + 1e-12;
+        }
+        CHECK(r2.contact_count == bf.overlaps && bad == 0, "swapped contacts in the caller's order");
+    }
+    B->tree.type = PROX_TREE_USER0;
+}
+
+static void test_cache_seeding(void)
+{
+    unsigned long long s = 17;
+    uint64_t with = 0, without = 0;
+    for (int it = 0; it < 40; it++) {
+        const toy *A = &TA[2], *B = &TB[2];
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 2.5, 4));
+        prox_cache cache;
+        memset(&cache, 0, sizeof cache);
+        prox_object_pair op = {&A->tree, &B->tree, pa, pb, &cache};
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_result r;
+        prox_query_run(eng, &q, &op, 1, &r);
+        CHECK(cache.valid && cache.leaf_a == r.leaf_a && cache.leaf_b == r.leaf_b && cache.kind == PROX_QUERY_DISTANCE &&
+                  cache.last_value == r.value,
+              "cache filled");
+        op.pose_b.t = prox_v3_add(op.pose_b.t, prox_v3(0.002, -0.001, 0.001)); /* a nearby pose */
+        brute bf = brute_pair(A, &op.pose_a, B, &op.pose_b);
+        prox_query_run(eng, &q, &op, 1, &r);
+        CHECK_NEAR(r.value, bf.dmin, rel_tol(bf.dmin), "seeded answer exact");
+        with += r.expansions;
+        q.use_cache = 0;
+        prox_query_run(eng, &q, &op, 1, &r);
+        without += r.expansions;
+    }
+    fprintf(stderr, "    expansions on nearby poses: %llu with cache, %llu without\n", (unsigned long long)with,
+            (unsigned long long)without);
+    CHECK(with < without, "seeding saves expansions: %llu vs %llu", (unsigned long long)with,
+          (unsigned long long)without);
+}
+
+static void test_bad_input(void)
+{
+    prox_xform pa = prox_xform_identity(), pb = prox_xform_identity();
+    pb.t.x = NAN;
+    prox_object_pair op = {&TA[0].tree, &TB[0].tree, pa, pb, NULL};
+    prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+    prox_result r;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "NaN pose");
+    pb.t.x = INFINITY;
+    op.pose_b = pb;
+    CHECK(prox_query_combined(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "inf pose (combined)");
+    op.pose_b = prox_xform_identity();
+    op.b = NULL;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "NULL tree");
+    op.b = &TB[0].tree;
+    q.kind = 99;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad kind");
+}
+
+/* The combined query: distance when separated, -penvol when overlapping;
+ * under a deadline it stops within one expansion + check interval. */
+static void test_combined_and_overshoot(void)
+{
+    unsigned long long s = 23;
+    int sep = 0, ovl = 0;
+    for (int it = 0; it < 100; it++) {
+        const toy *A = &TA[2], *B = &TB[2];
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 0.0, 4));
+        prox_object_pair op = {&A->tree, &B->tree, pa, pb, NULL};
+        brute bf = brute_pair(A, &pa, B, &pb);
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_result r;
+        CHECK(prox_query_combined(eng, &q, &op, 1, &r) == 0, "combined");
+        if (bf.overlaps) {
+            ovl++;
+            CHECK((r.flags & PROX_RESULT_OVERLAP) && fabs(r.value + bf.vol) <= rel_tol(bf.vol), "-penvol %g vs %g",
+                  r.value, -bf.vol);
+            CHECK(r.lower <= -bf.vol + 1e-12 && -bf.vol <= r.upper + 1e-12, "combined bounds");
+        } else {
+            sep++;
+            CHECK(!(r.flags & PROX_RESULT_OVERLAP) && fabs(r.value - bf.dmin) <= rel_tol(bf.dmin), "distance");
+        }
+    }
+    CHECK(sep > 10 && ovl > 10, "both cases: %d separated, %d overlapping", sep, ovl);
+    /* overshoot past the deadline: measured, reported, bounded loosely */
+    double worst = 0;
+    for (int it = 0; it < 200; it++) {
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, 0.2);
+        prox_object_pair op = {&TA[2].tree, &TB[2].tree, pa, pb, NULL};
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        q.check_every = 1;
+        prox_result r;
+        uint64_t t0 = prox_now_ns();
+        q.deadline_ns = t0 + 5000;
+        prox_query_combined(eng, &q, &op, 1, &r);
+        uint64_t t1 = prox_now_ns();
+        double over = t1 > q.deadline_ns ? (double)(t1 - q.deadline_ns) * 1e-3 : 0;
+        worst = over > worst ? over : worst;
+    }
+    fprintf(stderr, "    combined query, 5 us deadline, check_every 1: worst overshoot %.2f us\n", worst);
+}
+
+static void test_no_allocation(void)
+{
+#ifdef COUNT_MALLOC
+    unsigned long long s = 29;
+    prox_contact ct[4096];
+    prox_cache cache;
+    memset(&cache, 0, sizeof cache);
+    counting = 1;
+    alloc_calls = 0;
+    for (int it = 0; it < 50; it++) {
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 0, 3));
+        prox_object_pair op = {&TA[1].tree, &TB[1].tree, pa, pb, &cache};
+        for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++) {
+            prox_query q = prox_query_default(k);
+            q.contacts = ct;
+            q.max_contacts = 4096;
+            q.tolerance = 0.1;
+            q.deadline_ns = prox_now_ns() + 100000;
+            prox_result r;
+            prox_query_run(eng, &q, &op, 1, &r);
+            prox_query_combined(eng, &q, &op, 1, &r);
+        }
+    }
+    counting = 0;
+    CHECK(alloc_calls == 0, "%ld allocator calls during queries", alloc_calls);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    setup();
+    RUN_TEST(test_single_pair_all_kinds);
+    RUN_TEST(test_forest);
+    RUN_TEST(test_budgets_and_memory);
+    RUN_TEST(test_bank_replace);
+    RUN_TEST(test_swap);
+    RUN_TEST(test_cache_seeding);
+    RUN_TEST(test_bad_input);
+    RUN_TEST(test_combined_and_overshoot);
+    RUN_TEST(test_no_allocation);
+    prox_engine_destroy(eng);
+    prox_bank_destroy(bank);
+    return check_summary(argv[0]);
+}
