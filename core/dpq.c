@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void heap_up(prox_item *a, uint32_t i, uint64_t *ops)
 {
@@ -47,6 +48,10 @@ int prox_dpq_init(prox_dpq *q, uint32_t capacity)
         prox_dpq_free(q);
         return -1;
     }
+    /* touch every page now: a first-touch page fault inside a real-time
+     * query costs tens of microseconds */
+    memset(q->stack, 0, sizeof(prox_item) * (capacity ? capacity : 1));
+    memset(q->heap, 0, sizeof(prox_item) * (capacity ? capacity : 1));
     return 0;
 }
 
@@ -63,6 +68,8 @@ int prox_dpq_push(prox_dpq *q, const prox_item *it)
     if (q->stack_n + q->heap_n >= q->capacity)
         return -1;
     if (q->heap_n == 0 || it->key <= q->heap[0].key) {
+        if (q->stack_n == 0 || it->key < q->stack_min)
+            q->stack_min = it->key;
         q->stack[q->stack_n++] = *it;
     } else {
         q->heap[q->heap_n] = *it;
@@ -96,9 +103,8 @@ double prox_dpq_peek_key(const prox_dpq *q)
 double prox_dpq_min_key(const prox_dpq *q)
 {
     double m = q->heap_n ? q->heap[0].key : INFINITY;
-    for (uint32_t i = 0; i < q->stack_n; i++)
-        if (q->stack[i].key < m)
-            m = q->stack[i].key;
+    if (q->stack_n && q->stack_min < m)
+        m = q->stack_min;
     return m;
 }
 

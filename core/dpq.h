@@ -24,6 +24,10 @@ _Static_assert(sizeof(prox_item) == 32, "prox_item is a hot 32-byte record");
 typedef struct prox_dpq {
     prox_item *stack, *heap; /* each `capacity` items (the total is bounded by capacity) */
     uint32_t stack_n, heap_n, capacity;
+    /* a lower bound on the stack's keys: the smallest pushed since the stack
+     * was last empty (pops leave it stale, hence conservative), so the
+     * queue's smallest key is known in O(1) at a deadline */
+    double stack_min;
     uint64_t heap_ops; /* sift steps, for counters */
 } prox_dpq;
 
@@ -37,7 +41,9 @@ int prox_dpq_push(prox_dpq *q, const prox_item *it);
 int prox_dpq_pop(prox_dpq *q, prox_item *out);
 /* The key the next pop returns at most... exactly: the next item's key. */
 double prox_dpq_peek_key(const prox_dpq *q);
-/* Smallest key held (O(n) over the stack): for certified bounds at the end. */
+/* A lower bound on the smallest key held, O(1): exact for the heap part,
+ * conservative for the stack (Thoren's invariant puts every stack item at or
+ * below the heap's minimum). For certified bounds at the end. */
 double prox_dpq_min_key(const prox_dpq *q);
 
 /* A plain binary min-heap with the same interface, the reference the tests

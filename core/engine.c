@@ -38,6 +38,11 @@ struct prox_ctx {
     double dropped_min_key;
     double dropped_est, dropped_ub;
     double vol_exact;
+    /* PENVOL shares of the queued items, kept as running sums so that a
+     * deadline costs O(1), not a pass over the queue; infinite upper bounds
+     * are counted apart (inf - inf would poison the sum) */
+    double queued_est, queued_ub, pushed_ub;
+    uint64_t queued_ub_inf, sum_ops;
     prox_vec3 force, torque;
     double bound_offset;
     int traversal_complete;
@@ -113,6 +118,14 @@ static int ctx_push_item(prox_ctx *c, const prox_item *it)
 {
     if (prox_dpq_push(&c->e->q, it) == 0) {
         c->r->queue_pushes++;
+        c->queued_est += it->est;
+        if (isinf(it->ub)) {
+            c->queued_ub_inf++;
+        } else {
+            c->queued_ub += it->ub;
+            c->pushed_ub += fabs((double)it->ub);
+        }
+        c->sum_ops++;
         return 0;
     }
     c->r->dropped++;
@@ -351,7 +364,9 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     }
 
     uint32_t check_every = q->check_every ? q->check_every : PROX_DEFAULT_CHECK_EVERY;
-    uint32_t since_check = 0;
+    /* the first pass reads the clock: a query started past its deadline
+     * (the second stage of a combined query) does no expansion at all */
+    uint32_t since_check = check_every - 1;
     int deadline_hit = 0;
     prox_item it;
     const double rel = 1.0 - q->rel_err;
@@ -366,6 +381,12 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         if (prox_dpq_pop(&e->q, &it) != 0)
             break;
         out->queue_pops++;
+        c->queued_est -= it.est;
+        if (isinf(it.ub))
+            c->queued_ub_inf--;
+        else
+            c->queued_ub -= it.ub;
+        c->sum_ops++;
         /* prune: a pair that cannot beat the best is dropped for good */
         if (c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel)
             continue;
@@ -432,12 +453,19 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         break;
     }
     case PROX_QUERY_PENVOL: {
-        double est = c->dropped_est, ub = c->dropped_ub;
-        prox_dpq *dq = &e->q;
-        for (uint32_t i = 0; i < dq->stack_n; i++)
-            est += dq->stack[i].est, ub += dq->stack[i].ub;
-        for (uint32_t i = 0; i < dq->heap_n; i++)
-            est += dq->heap[i].est, ub += dq->heap[i].ub;
+        /* the running sums' rounding error is at most one ulp of the
+         * pushed total per operation: widen the upper bound by that much */
+        double qe = prox_dpq_size(&e->q) ? c->queued_est : 0.0;
+        double qu = prox_dpq_size(&e->q) ? c->queued_ub : 0.0;
+        if (qe < 0)
+            qe = 0;
+        if (qu < 0)
+            qu = 0;
+        if (prox_dpq_size(&e->q))
+            qu += (double)c->sum_ops * DBL_EPSILON * c->pushed_ub;
+        if (c->queued_ub_inf)
+            qu = INFINITY;
+        double est = c->dropped_est + qe, ub = c->dropped_ub + qu;
         out->value = c->vol_exact + est;
         out->lower = c->vol_exact;
         out->upper = c->vol_exact + ub;

@@ -3,6 +3,8 @@
  * handlers for every kind, checked against brute force over all leaf pairs:
  * single pairs and forests, budgets, a tiny queue, the run-time bank, (B, A)
  * swaps, cache seeding, and (plain builds) zero allocation in queries. */
+#include <time.h>
+
 #include "check.h"
 #include "prox.h"
 
@@ -589,6 +591,16 @@ static void test_bad_input(void)
     CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad kind");
 }
 
+static void sort_doubles(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
 /* The combined query: distance when separated, -penvol when overlapping;
  * under a deadline it stops within one expansion + check interval. */
 static void test_combined_and_overshoot(void)
@@ -614,22 +626,32 @@ static void test_combined_and_overshoot(void)
         }
     }
     CHECK(sep > 10 && ovl > 10, "both cases: %d separated, %d overlapping", sep, ovl);
-    /* overshoot past the deadline: measured, reported, bounded loosely */
-    double worst = 0;
-    for (int it = 0; it < 200; it++) {
+    /* overshoot past the deadline: measured and reported (no timing assertion) */
+    enum { NQ = 2000 };
+    static double over[NQ], cpu_over[NQ];
+    for (int it = 0; it < NQ; it++) {
         prox_xform pa = prox_xform_identity(), pb = random_pose(&s, 0.2);
         prox_object_pair op = {&TA[2].tree, &TB[2].tree, pa, pb, NULL};
         prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
-        q.check_every = 1;
         prox_result r;
+        struct timespec c0, c1;
         uint64_t t0 = prox_now_ns();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         q.deadline_ns = t0 + 5000;
         prox_query_combined(eng, &q, &op, 1, &r);
         uint64_t t1 = prox_now_ns();
-        double over = t1 > q.deadline_ns ? (double)(t1 - q.deadline_ns) * 1e-3 : 0;
-        worst = over > worst ? over : worst;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        over[it] = t1 > q.deadline_ns ? (double)(t1 - q.deadline_ns) * 1e-3 : 0;
+        double cpu = (double)(c1.tv_sec - c0.tv_sec) * 1e6 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-3;
+        cpu_over[it] = cpu > 5.0 ? cpu - 5.0 : 0;
     }
-    fprintf(stderr, "    combined query, 5 us deadline, check_every 1: worst overshoot %.2f us\n", worst);
+    sort_doubles(cpu_over, NQ);
+    sort_doubles(over, NQ);
+    fprintf(stderr,
+            "    combined query, 5 us deadline, default check interval: wall overshoot p50 %.2f p99 %.2f max %.2f us;"
+            " thread CPU over 5 us p50 %.2f p99 %.2f max %.2f us\n",
+            over[NQ / 2], over[NQ * 99 / 100], over[NQ - 1], cpu_over[NQ / 2], cpu_over[NQ * 99 / 100],
+            cpu_over[NQ - 1]);
 }
 
 static void test_no_allocation(void)
