@@ -18,7 +18,7 @@ static void test_random_sequences(void)
         prox_dpq_clear(&q);
         h.n = 0;
         double sum_in = 0, sum_out = 0;
-        int bad = 0;
+        int bad = 0, bad_min = 0;
         for (int i = 0; i < 3000; i++) {
             if (check_rng_uniform(&s, 0, 1) < 0.6 || prox_dpq_size(&q) == 0) {
                 prox_item it = {check_rng_uniform(&s, 0, 100), (uint32_t)i, 0, 0, 0, 0};
@@ -35,8 +35,19 @@ static void test_random_sequences(void)
                     bad++;
                 (void)b;
             }
+            if (i % 50 == 0) { /* min_key is a lower bound on every key held, exact when only the heap holds items */
+                double m = INFINITY;
+                for (uint32_t k = 0; k < q.stack_n; k++)
+                    m = q.stack[k].key < m ? q.stack[k].key : m;
+                for (uint32_t k = 0; k < q.heap_n; k++)
+                    m = q.heap[k].key < m ? q.heap[k].key : m;
+                double mk = prox_dpq_min_key(&q);
+                if (mk > m || (q.stack_n == 0 && mk != m))
+                    bad_min++;
+            }
         }
         CHECK(bad == 0, "%d pops returned an item worse than the heap's best", bad);
+        CHECK(bad_min == 0, "%d times min_key exceeded the smallest key held", bad_min);
         /* drain both: the same multiset */
         prox_item a;
         double rest = 0;
