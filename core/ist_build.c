@@ -85,7 +85,7 @@ static int derive_adjacency(prox_ist *t)
 
 int ist_derive(prox_ist *t)
 {
-    if (derive_adjacency(t) != 0)
+    if (derive_adjacency(t) != 0 || ist_grid_build(t) != 0)
         return -1;
     free(t->nsph);
     free(t->nvol);
@@ -121,6 +121,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nvol);
     free(t->nleaves);
     free(t->adj);
+    ist_grid_free(&t->grid);
     free(t->nodes);
     free(t->spheres);
     free(t->verts);

@@ -104,9 +104,60 @@ static double tri_pair_distance(const prox_ist *A, uint32_t ta, const prox_ist *
     return prox_triangle_distance(P, Q, pa, pb);
 }
 
-/* 4.1.2: the exact distance between the triangles attached to the closest
- * spheres is a true upper bound on the mesh distance, and far tighter than
- * the sphere distance */
+static inline int out_of_time(const prox_pairstate *p)
+{
+    return p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns;
+}
+
+/* Local descent over edge-adjacent triangle pairs from (ta, tb): move to
+ * the best neighbouring pair while the distance does not grow (equal moves
+ * allowed: closest features on a shared edge form plateaus; never straight
+ * back). Keeps the best pair seen in *d, *pa, *pb. */
+static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, double *d_io, prox_vec3 *pa_io, prox_vec3 *pb_io,
+                       uint32_t *tests)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    prox_vec3 pa, pb;
+    double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
+    (*tests)++;
+    if (d < *d_io)
+        *d_io = d, *pa_io = pa, *pb_io = pb;
+    uint32_t prev_a = UINT32_MAX, prev_b = UINT32_MAX;
+    for (int step = 0; step < 32; step++) {
+        if (out_of_time(p))
+            break;
+        uint32_t next_a = ta, next_b = tb;
+        double nd = INFINITY;
+        prox_vec3 qa, qb, na_p = pa, nb_p = pb;
+        for (int k = 0; k < 6; k++) {
+            uint32_t ca = k < 3 ? A->adj[ta][k] : ta, cb = k < 3 ? tb : B->adj[tb][k - 3];
+            if ((ca == ta && cb == tb) || (ca == prev_a && cb == prev_b))
+                continue;
+            double dn = tri_pair_distance(A, ca, B, cb, &p->b_in_a, &qa, &qb);
+            (*tests)++;
+            if (dn < nd)
+                nd = dn, next_a = ca, next_b = cb, na_p = qa, nb_p = qb;
+        }
+        if (!(nd <= d * (1 + 1e-12)))
+            break;
+        prev_a = ta, prev_b = tb;
+        ta = next_a, tb = next_b, d = nd, pa = na_p, pb = nb_p;
+        if (d < *d_io)
+            *d_io = d, *pa_io = pa, *pb_io = pb;
+    }
+}
+
+/* 4.1.2 refined: the closest inner spheres say where the objects come
+ * closest; the exact surfaces there give a true upper bound on the mesh
+ * distance, far tighter than the sphere distance. On a fine mesh the
+ * triangle attached to a sphere (closest to its centre) can lie many
+ * triangles away from the closest surface points, so the refinement
+ * projects: from B's sphere witness to the closest point of A's surface,
+ * from there to the closest point of B's, and back (alternating
+ * projection, each step shortening the segment between two surface
+ * points, through the triangle grids), then finishes with the exact
+ * triangle-pair descent from the last pair. Every value offered is the
+ * exact distance of a real triangle pair. */
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -116,47 +167,43 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     if (la >= A->sphere_count || lb >= B->sphere_count)
         return;
-    /* start at the triangles closest to the two sphere centres, then walk
-     * both meshes over edge-adjacent triangles while the distance drops
-     * (a local descent; bounded steps keep it real-time) */
-    if (p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
+    if (out_of_time(p))
         return; /* out of time: the sphere distance stands (a valid upper bound) */
+    uint32_t tests = 0;
+    double best = INFINITY;
+    prox_vec3 best_pa = prox_v3(0, 0, 0), best_pb = best_pa;
     uint32_t ta = A->spheres[la].tri, tb = B->spheres[lb].tri;
-    prox_vec3 pa, pb;
-    double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
-    double best_d = d;
-    prox_vec3 best_pa = pa, best_pb = pb;
-    uint32_t tests = 1, prev_a = UINT32_MAX, prev_b = UINT32_MAX;
-    for (int step = 0; step < 64; step++) {
-        /* the walk is refinement, not the answer: it yields to the deadline */
-        if (p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
-            break;
-        /* move to the best neighbouring pair; equal distance moves are
-         * allowed (closest features on a shared edge form plateaus), but
-         * never straight back */
-        uint32_t next_a = ta, next_b = tb;
-        double nd = INFINITY;
-        prox_vec3 qa, qb, na_p = pa, nb_p = pb;
-        for (int k = 0; k < 6; k++) {
-            uint32_t ca = k < 3 ? A->adj[ta][k] : ta, cb = k < 3 ? tb : B->adj[tb][k - 3];
-            if ((ca == ta && cb == tb) || (ca == prev_a && cb == prev_b))
-                continue;
-            double dn = tri_pair_distance(A, ca, B, cb, &p->b_in_a, &qa, &qb);
+    if (A->grid.nodes && B->grid.nodes) {
+        prox_vec3 ca = sphere_centre(A, la, NULL), cb = sphere_centre(B, lb, &p->b_in_a);
+        prox_vec3 u = prox_v3_sub(cb, ca);
+        double len = prox_v3_len(u);
+        prox_vec3 x = len > 0 ? prox_v3_madd(cb, u, -B->spheres[lb].r / len) : cb; /* B's witness, A frame */
+        double cur = INFINITY, on_b = INFINITY;
+        for (int it = 0; it < 12 && !out_of_time(p); it++) {
+            uint32_t tpa, tpb;
+            prox_vec3 qa, qb_local;
+            if (ist_grid_closest(A, x, on_b, &tpa, &qa, &tests) == INFINITY)
+                break;
+            double dq = ist_grid_closest(B, prox_xform_point(&p->a_in_b, qa), cur, &tpb, &qb_local, &tests);
+            if (dq == INFINITY)
+                break;
+            /* exact distance of the two triangles the points lie on */
+            prox_vec3 pa, pb;
+            double dt = tri_pair_distance(A, tpa, B, tpb, &p->b_in_a, &pa, &pb);
             tests++;
-            if (dn < nd)
-                nd = dn, next_a = ca, next_b = cb, na_p = qa, nb_p = qb;
+            if (dt < best)
+                best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
+            if (!(dq < cur * (1 - 1e-9)))
+                break;
+            cur = dq;
+            x = prox_xform_point(&p->b_in_a, qb_local);
+            on_b = cur * (1 + 1e-9); /* qa is this close to x */
         }
-        if (!(nd <= d * (1 + 1e-12)))
-            break;
-        prev_a = ta, prev_b = tb;
-        ta = next_a, tb = next_b, d = nd, pa = na_p, pb = nb_p;
-        if (d < best_d)
-            best_d = d, best_pa = pa, best_pb = pb;
     }
-    d = best_d, pa = best_pa, pb = best_pb;
+    walk_pairs(p, ta, tb, &best, &best_pa, &best_pb, &tests);
     prox_ctx_count(c, 0, tests);
-    if (d < v)
-        prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
+    if (best < v)
+        prox_ctx_offer_distance(c, p, best, best_pa, best_pb, la, lb);
 }
 
 /* ---- penetration volume ---- */

@@ -278,7 +278,7 @@ static void test_distance_vs_mesh(void)
         prox_result rb = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
         CHECK(rb.lower <= exact.value + 1e-9 && rb.upper >= r.value - 1e-9, "budgeted [%g, %g] vs %g", rb.lower, rb.upper, r.value);
     }
-    CHECK(worst_rel < 0.05, "IST distance within 5%% of exact at gaps > 0.05 (worst %.3g)", worst_rel);
+    CHECK(worst_rel < 0.005, "IST distance within 0.5%% of exact at gaps > 0.05 (worst %.3g)", worst_rel);
     fprintf(stderr, "    worst relative distance error at 1500 spheres: %.4f\n", worst_rel);
     prox_bvh_free(ba);
     prox_bvh_free(bb);
@@ -286,6 +286,31 @@ static void test_distance_vs_mesh(void)
     prox_ist_free(B);
     prox_mesh_free(ma);
     prox_mesh_free(mb);
+}
+
+/* the triangle box tree behind the distance refinement: closest surface
+ * point of random points near and far, against all triangles; a bound
+ * below the distance finds nothing */
+static void test_closest_point_tree(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
+    prox_ist *t = build(m, 300);
+    unsigned long long s = 21;
+    for (int i = 0; i < 400; i++) {
+        double r = i < 200 ? 0.5 : 3.0;
+        prox_vec3 p = prox_v3(check_rng_uniform(&s, -r, r), check_rng_uniform(&s, -r, r), check_rng_uniform(&s, -r, r));
+        double want = mesh_surface_dist(m, p);
+        uint32_t tri, tests = 0;
+        prox_vec3 q;
+        double got = ist_grid_closest(t, p, INFINITY, &tri, &q, &tests);
+        CHECK(fabs(got - want) <= 1e-12 * (1 + want), "closest %.17g vs brute force %.17g", got, want);
+        CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= 1e-12, "witness on triangle %u", tri);
+        CHECK(tests < m->triangle_count / 4, "pruned: %u of %u triangles tested", tests, m->triangle_count);
+        CHECK(ist_grid_closest(t, p, want * 0.999, &tri, &q, NULL) == INFINITY && tri == UINT32_MAX,
+              "nothing closer than the bound");
+    }
+    prox_ist_free(t);
+    prox_mesh_free(m);
 }
 
 static void test_force_continuity_and_combined(void)
@@ -377,6 +402,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_refuses_open_mesh);
     RUN_TEST(test_files);
     RUN_TEST(test_penvol_vs_brute);
+    RUN_TEST(test_closest_point_tree);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_force_continuity_and_combined);
     RUN_TEST(test_penvol_front_correct);

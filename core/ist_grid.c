@@ -1,0 +1,198 @@
+/* ist_grid.c - an axis-aligned box tree over an inner sphere tree's
+ * triangles, for closest-point-on-surface queries during distance
+ * refinement.
+ *
+ * The inner spheres say roughly where two objects come closest; the exact
+ * answer lies on the surface near there, and the triangle attached to a
+ * sphere (the one closest to its centre) can be many triangles away from
+ * it on a finely tessellated mesh. The refinement therefore projects
+ * points onto the surfaces: closest point of A to a point near B, of B to
+ * that, and so on (alternating projection). The first projections reach
+ * across the gap between the objects, where a uniform grid would test every
+ * triangle within that radius; a box tree prunes them in O(log n). It is
+ * built at load in O(n log n) with median splits on centroids (no fitting:
+ * about 10 ms for 75k triangles), not stored in .ist files, and queried
+ * without allocation (depth-first, nearer child first, fixed stack).
+ */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ist_internal.h"
+
+#define LEAF_TRIS 4
+
+void ist_grid_free(ist_grid *g)
+{
+    free(g->nodes);
+    free(g->order);
+    memset(g, 0, sizeof *g);
+}
+
+typedef struct build_ctx {
+    ist_grid *g;
+    float (*cent)[3];
+    float (*tlo)[3], (*thi)[3];
+} build_ctx;
+
+/* quickselect on order[lo..hi) by centroid axis so that position k holds
+ * its sorted element */
+static void select_k(build_ctx *b, uint32_t lo, uint32_t hi, uint32_t k, int axis)
+{
+    uint32_t *o = b->g->order;
+    while (hi - lo > 1) {
+        float pivot = b->cent[o[lo + (hi - 1 - lo) / 2]][axis]; /* floor: j < hi - 1 */
+        uint32_t i = lo, j = hi - 1;
+        for (;;) {
+            while (b->cent[o[i]][axis] < pivot)
+                i++;
+            while (b->cent[o[j]][axis] > pivot)
+                j--;
+            if (i >= j)
+                break;
+            uint32_t t = o[i];
+            o[i] = o[j], o[j] = t;
+            i++, j--;
+        }
+        /* [lo, j] <= pivot <= [j + 1, hi) */
+        if (k <= j)
+            hi = j + 1;
+        else
+            lo = j + 1;
+    }
+}
+
+static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
+{
+    ist_grid *g = b->g;
+    uint32_t id = g->node_count++;
+    ist_box *n = &g->nodes[id];
+    float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    float cmn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, cmx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t t = g->order[i];
+        for (int k = 0; k < 3; k++) {
+            mn[k] = b->tlo[t][k] < mn[k] ? b->tlo[t][k] : mn[k];
+            mx[k] = b->thi[t][k] > mx[k] ? b->thi[t][k] : mx[k];
+            cmn[k] = b->cent[t][k] < cmn[k] ? b->cent[t][k] : cmn[k];
+            cmx[k] = b->cent[t][k] > cmx[k] ? b->cent[t][k] : cmx[k];
+        }
+    }
+    memcpy(n->lo, mn, sizeof mn);
+    memcpy(n->hi, mx, sizeof mx);
+    if (hi - lo <= LEAF_TRIS) {
+        n->a = IST_BOX_LEAF | lo;
+        n->b = hi - lo;
+        return id;
+    }
+    int axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (cmx[k] - cmn[k] > cmx[axis] - cmn[axis])
+            axis = k;
+    uint32_t mid = lo + (hi - lo) / 2;
+    select_k(b, lo, hi, mid, axis);
+    uint32_t l = build_node(b, lo, mid);
+    uint32_t r = build_node(b, mid, hi);
+    n = &g->nodes[id];
+    n->a = l, n->b = r;
+    return id;
+}
+
+int ist_grid_build(prox_ist *t)
+{
+    ist_grid *g = &t->grid;
+    ist_grid_free(g);
+    uint32_t n = t->tri_count;
+    if (n == 0 || n >= IST_BOX_LEAF)
+        return 0;
+    build_ctx b = {g, malloc(sizeof *b.cent * n), malloc(sizeof *b.tlo * n), malloc(sizeof *b.thi * n)};
+    g->order = malloc(sizeof *g->order * n);
+    g->nodes = malloc(sizeof *g->nodes * (2 * (size_t)n));
+    int rc = -1;
+    if (!b.cent || !b.tlo || !b.thi || !g->order || !g->nodes)
+        goto out;
+    for (uint32_t i = 0; i < n; i++) {
+        g->order[i] = i;
+        for (int k = 0; k < 3; k++) {
+            double a = prox_v3_get(t->verts[t->tris[i][0]], k), c = prox_v3_get(t->verts[t->tris[i][1]], k);
+            double d = prox_v3_get(t->verts[t->tris[i][2]], k);
+            double mn = a < c ? (a < d ? a : d) : (c < d ? c : d), mx = a > c ? (a > d ? a : d) : (c > d ? c : d);
+            /* float boxes rounded outwards: a lower bound stays a lower bound */
+            b.tlo[i][k] = nextafterf((float)mn, -FLT_MAX);
+            b.thi[i][k] = nextafterf((float)mx, FLT_MAX);
+            b.cent[i][k] = (float)((a + c + d) / 3);
+        }
+    }
+    g->node_count = 0;
+    build_node(&b, 0, n);
+    rc = 0;
+out:
+    free(b.cent);
+    free(b.tlo);
+    free(b.thi);
+    if (rc != 0)
+        ist_grid_free(g);
+    return rc;
+}
+
+static inline double box_dist2(const ist_box *n, const double p[3])
+{
+    double s = 0;
+    for (int k = 0; k < 3; k++) {
+        double d = p[k] < n->lo[k] ? n->lo[k] - p[k] : (p[k] > n->hi[k] ? p[k] - n->hi[k] : 0);
+        s += d * d;
+    }
+    return s;
+}
+
+double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests)
+{
+    const ist_grid *g = &t->grid;
+    *tri = UINT32_MAX;
+    if (!g->nodes)
+        return INFINITY;
+    double pp[3] = {p.x, p.y, p.z};
+    double best2 = bound < INFINITY ? bound * bound : INFINITY;
+    /* median splits: depth <= 32 for any 32-bit count; each level pushes
+     * at most one deferred sibling */
+    uint32_t stack[64];
+    double sd2[64];
+    int top = 0;
+    uint32_t n_tests = 0;
+    stack[top] = 0, sd2[top] = box_dist2(&g->nodes[0], pp), top++;
+    while (top > 0) {
+        top--;
+        if (sd2[top] >= best2)
+            continue;
+        const ist_box *n = &g->nodes[stack[top]];
+        for (;;) {
+            if (n->a & IST_BOX_LEAF) {
+                uint32_t first = n->a & ~IST_BOX_LEAF;
+                for (uint32_t e = first; e < first + n->b; e++) {
+                    uint32_t i = g->order[e];
+                    prox_vec3 q;
+                    double d2 = prox_point_triangle_dist2(p, t->verts[t->tris[i][0]], t->verts[t->tris[i][1]],
+                                                          t->verts[t->tris[i][2]], &q);
+                    n_tests++;
+                    if (d2 < best2)
+                        best2 = d2, *tri = i, *closest = q;
+                }
+                break;
+            }
+            const ist_box *l = &g->nodes[n->a], *r = &g->nodes[n->b];
+            double dl = box_dist2(l, pp), dr = box_dist2(r, pp);
+            uint32_t near = n->a, far = n->b;
+            double dn = dl, df = dr;
+            if (dr < dl)
+                near = n->b, far = n->a, dn = dr, df = dl;
+            if (df < best2 && top < 64)
+                stack[top] = far, sd2[top] = df, top++;
+            if (dn >= best2)
+                break;
+            n = &g->nodes[near];
+        }
+    }
+    if (tests)
+        *tests += n_tests;
+    return *tri == UINT32_MAX ? INFINITY : sqrt(best2);
+}
