@@ -83,6 +83,40 @@ static int derive_adjacency(prox_ist *t)
     return 0;
 }
 
+/* dr: radius about each child's centre enclosing the primary spheres below
+ * it, bottom up (children have larger indices than their parents: built
+ * that way, checked on load), rounded up against float error, never looser
+ * than the record's own radius */
+static void derive_dr(prox_ist *t)
+{
+    for (uint32_t i = t->node_count; i-- > 0;) {
+        const ist_node *nd = &t->nodes[i];
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = nd->child[j];
+            double r;
+            if (c == IST_EMPTY)
+                r = 0;
+            else if (c & IST_LEAF)
+                r = t->spheres[c & ~IST_LEAF].r;
+            else if (c <= i)
+                r = nd->cr[j]; /* not bottom-up ordered: keep the record's */
+            else {
+                r = 0;
+                for (int k = 0; k < 4; k++) {
+                    if (t->nodes[c].child[k] == IST_EMPTY)
+                        continue;
+                    double dx = (double)t->nodes[c].cx[k] - nd->cx[j], dy = (double)t->nodes[c].cy[k] - nd->cy[j];
+                    double dz = (double)t->nodes[c].cz[k] - nd->cz[j];
+                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + t->dr[c][k];
+                    r = rk > r ? rk : r;
+                }
+                r *= 1 + 1e-6;
+            }
+            t->dr[i][j] = r < nd->cr[j] ? (float)r : nd->cr[j];
+        }
+    }
+}
+
 int ist_derive(prox_ist *t)
 {
     if (derive_adjacency(t) != 0 || ist_grid_build(t) != 0)
@@ -94,8 +128,11 @@ int ist_derive(prox_ist *t)
     t->nsph = malloc(sizeof *t->nsph * n);
     t->nvol = malloc(sizeof *t->nvol * n);
     t->nleaves = malloc(sizeof *t->nleaves * n);
-    if (!t->nsph || !t->nvol || !t->nleaves)
+    free(t->dr);
+    t->dr = malloc(sizeof *t->dr * n);
+    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr)
         return -1;
+    derive_dr(t);
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
     t->nvol[r] = (float)t->root_vol;
@@ -121,6 +158,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nvol);
     free(t->nleaves);
     free(t->adj);
+    free(t->dr);
     ist_grid_free(&t->grid);
     free(t->nodes);
     free(t->spheres);

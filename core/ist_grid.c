@@ -12,7 +12,9 @@
  * triangle within that radius; a box tree prunes them in O(log n). It is
  * built at load in O(n log n) with median splits on centroids (no fitting:
  * about 10 ms for 75k triangles), not stored in .ist files, and queried
- * without allocation (depth-first, nearer child first, fixed stack).
+ * without allocation (depth-first, nearer child first, fixed stack). Leaves
+ * read float copies of their triangles stored in leaf order (one memory
+ * stream per leaf instead of index -> triangle -> vertex misses).
  */
 #include <float.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ void ist_grid_free(ist_grid *g)
 {
     free(g->nodes);
     free(g->order);
+    free(g->ltri);
     memset(g, 0, sizeof *g);
 }
 
@@ -125,6 +128,13 @@ int ist_grid_build(prox_ist *t)
     }
     g->node_count = 0;
     build_node(&b, 0, n);
+    g->ltri = malloc(sizeof *g->ltri * n);
+    if (!g->ltri)
+        goto out;
+    for (uint32_t e = 0; e < n; e++)
+        for (int v = 0; v < 3; v++)
+            for (int k = 0; k < 3; k++)
+                g->ltri[e][3 * v + k] = (float)prox_v3_get(t->verts[t->tris[g->order[e]][v]], k);
     rc = 0;
 out:
     free(b.cent);
@@ -158,7 +168,7 @@ double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *
     uint32_t stack[64];
     double sd2[64];
     int top = 0;
-    uint32_t n_tests = 0;
+    uint32_t n_tests = 0, best_e = UINT32_MAX;
     stack[top] = 0, sd2[top] = box_dist2(&g->nodes[0], pp), top++;
     while (top > 0) {
         top--;
@@ -169,13 +179,13 @@ double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *
             if (n->a & IST_BOX_LEAF) {
                 uint32_t first = n->a & ~IST_BOX_LEAF;
                 for (uint32_t e = first; e < first + n->b; e++) {
-                    uint32_t i = g->order[e];
+                    const float *f = g->ltri[e];
                     prox_vec3 q;
-                    double d2 = prox_point_triangle_dist2(p, t->verts[t->tris[i][0]], t->verts[t->tris[i][1]],
-                                                          t->verts[t->tris[i][2]], &q);
+                    double d2 = prox_point_triangle_dist2(p, prox_v3(f[0], f[1], f[2]), prox_v3(f[3], f[4], f[5]),
+                                                          prox_v3(f[6], f[7], f[8]), &q);
                     n_tests++;
                     if (d2 < best2)
-                        best2 = d2, *tri = i, *closest = q;
+                        best2 = d2, best_e = e;
                 }
                 break;
             }
@@ -194,5 +204,12 @@ double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *
     }
     if (tests)
         *tests += n_tests;
-    return *tri == UINT32_MAX ? INFINITY : sqrt(best2);
+    if (best_e == UINT32_MAX)
+        return INFINITY;
+    /* ranked in float (leaf-ordered copies, one memory stream per leaf);
+     * the answer is the double triangle's */
+    uint32_t i = g->order[best_e];
+    *tri = i;
+    return sqrt(prox_point_triangle_dist2(p, t->verts[t->tris[i][0]], t->verts[t->tris[i][1]], t->verts[t->tris[i][2]],
+                                          closest));
 }

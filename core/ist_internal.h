@@ -42,6 +42,7 @@ typedef struct ist_box {
 typedef struct ist_grid {
     ist_box *nodes;
     uint32_t *order; /* triangle indices, leaf ranges */
+    float (*ltri)[9]; /* the triangles in leaf order, float: one stream per leaf */
     uint32_t node_count;
 } ist_grid;
 
@@ -66,6 +67,11 @@ struct prox_ist {
     float *nvol;
     uint32_t *nleaves;
     uint32_t (*adj)[3]; /* edge-adjacent triangles (closed mesh: always 3) */
+    /* per node record, per child: radius about the child's centre that
+     * encloses the primary spheres below it (distance, collide, contacts
+     * only need those; the record's cr also covers the secondary radii,
+     * about 1.4x larger) */
+    float (*dr)[4];
     ist_grid grid;
 };
 
@@ -103,13 +109,15 @@ typedef struct kids {
     double x[4], y[4], z[4], R[4], vol[4];
 } kids;
 
-static inline void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k)
+static inline void get_kids_r(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k, int primary)
 {
     k->n = 0;
     if (id & IST_LEAF) {
         float s[4], v;
         uint32_t l;
         ist_id_sphere(t, id, s, &v, &l);
+        if (primary)
+            s[3] = t->spheres[id & ~IST_LEAF].r;
         k->id[0] = id, k->leaves[0] = 1;
         k->x[0] = s[0], k->y[0] = s[1], k->z[0] = s[2], k->R[0] = s[3], k->vol[0] = v;
         k->n = 1;
@@ -121,7 +129,8 @@ static inline void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X,
             int m = k->n++;
             k->id[m] = nd->child[j];
             k->leaves[m] = nd->cleaves[j];
-            k->x[m] = nd->cx[j], k->y[m] = nd->cy[j], k->z[m] = nd->cz[j], k->R[m] = nd->cr[j], k->vol[m] = nd->cvol[j];
+            k->x[m] = nd->cx[j], k->y[m] = nd->cy[j], k->z[m] = nd->cz[j], k->vol[m] = nd->cvol[j];
+            k->R[m] = primary ? t->dr[id][j] : nd->cr[j];
         }
     }
     if (X)
@@ -130,6 +139,9 @@ static inline void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X,
             k->x[m] = c.x, k->y[m] = c.y, k->z[m] = c.z;
         }
 }
+
+/* children with bounding spheres of both sphere models (penetration volume) */
+static inline void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k) { get_kids_r(t, id, X, k, 0); }
 
 
 #endif

@@ -52,15 +52,21 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
         return;
     }
     kids ka, kb;
-    get_kids(A, na, NULL, &ka);
-    get_kids(B, nb, &p->b_in_a, &kb);
+    get_kids_r(A, na, NULL, &ka, 1);
+    get_kids_r(B, nb, &p->b_in_a, &kb, 1);
     int overlap_only = p->query->kind == PROX_QUERY_COLLIDE || p->query->kind == PROX_QUERY_CONTACTS;
     double best = prox_ctx_best(c);
     prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
     for (int i = 0; i < ka.n; i++)
         for (int j = 0; j < kb.n; j++) {
             double dx = ka.x[i] - kb.x[j], dy = ka.y[i] - kb.y[j], dz = ka.z[i] - kb.z[j];
-            double g = sqrt(dx * dx + dy * dy + dz * dz) - ka.R[i] - kb.R[j];
+            double d2 = dx * dx + dy * dy + dz * dz, rr = ka.R[i] + kb.R[j];
+            /* prune on squares; the square root only for what survives */
+            double lim = overlap_only ? rr : best + rr;
+            if (!(lim > 0) || d2 >= lim * lim)
+                if (overlap_only ? d2 > rr * rr : 1)
+                    continue;
+            double g = sqrt(d2) - rr;
             if (overlap_only ? g > 0 : g >= best)
                 continue;
             if ((ka.id[i] & IST_LEAF) && (kb.id[j] & IST_LEAF)) {
@@ -123,7 +129,7 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, double
     if (d < *d_io)
         *d_io = d, *pa_io = pa, *pb_io = pb;
     uint32_t prev_a = UINT32_MAX, prev_b = UINT32_MAX;
-    for (int step = 0; step < 32; step++) {
+    for (int step = 0; step < 16; step++) {
         if (out_of_time(p))
             break;
         uint32_t next_a = ta, next_b = tb;
@@ -178,26 +184,28 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         prox_vec3 u = prox_v3_sub(cb, ca);
         double len = prox_v3_len(u);
         prox_vec3 x = len > 0 ? prox_v3_madd(cb, u, -B->spheres[lb].r / len) : cb; /* B's witness, A frame */
-        double cur = INFINITY, on_b = INFINITY;
-        for (int it = 0; it < 12 && !out_of_time(p); it++) {
+        double on_b = INFINITY;
+        for (int it = 0; it < 8 && !out_of_time(p); it++) {
             uint32_t tpa, tpb;
             prox_vec3 qa, qb_local;
             if (ist_grid_closest(A, x, on_b, &tpa, &qa, &tests) == INFINITY)
                 break;
-            double dq = ist_grid_closest(B, prox_xform_point(&p->a_in_b, qa), cur, &tpb, &qb_local, &tests);
+            double dq = ist_grid_closest(B, prox_xform_point(&p->a_in_b, qa), best, &tpb, &qb_local, &tests);
             if (dq == INFINITY)
-                break;
-            /* exact distance of the two triangles the points lie on */
+                break; /* B comes no closer to qa than the best pair already found */
+            /* the exact closest points of the two triangles found: they
+             * jump straight to the local optimum of this triangle pair */
             prox_vec3 pa, pb;
             double dt = tri_pair_distance(A, tpa, B, tpb, &p->b_in_a, &pa, &pb);
             tests++;
-            if (dt < best)
-                best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
-            if (!(dq < cur * (1 - 1e-9)))
+            if (!(dt < best * (1 - 1e-9))) {
+                if (dt < best)
+                    best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
                 break;
-            cur = dq;
-            x = prox_xform_point(&p->b_in_a, qb_local);
-            on_b = cur * (1 + 1e-9); /* qa is this close to x */
+            }
+            best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
+            x = pb;
+            on_b = dt * (1 + 1e-9); /* pa, on A, is this close to x */
         }
     }
     walk_pairs(p, ta, tb, &best, &best_pa, &best_pb, &tests);
