@@ -84,6 +84,8 @@ static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t 
         if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
             prox_vec3 pa, pb;
             double d = prox_triangle_distance(P, Q, &pa, &pb);
+            if (kind == PROX_QUERY_DISTANCE)
+                prox_front_record(p, na, nb); /* a leaf pair ends the cut */
             prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
         } else if (prox_triangle_intersect(P, Q)) {
             prox_vec3 pa, pb;
@@ -236,16 +238,77 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
 }
 
+/* Distance coherence: with a front in the cache, start from the last
+ * query's cut (pairs pruned, leaf pairs) instead of the root pair: each
+ * front pair gets its bound at the new pose; those that still cannot beat
+ * the seeded best (the cached closest triangle pair) stay in the front
+ * untested below, the rest are pushed and descend as usual. This skips the
+ * expansions above the front that every query from the root repeats. */
+static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_front_entry *src, uint32_t n)
+{
+    const prox_bvh *A = p->a->impl, *B = p->b->impl;
+    for (uint32_t i = 0; i < n; i++)
+        if (src[i].na >= A->node_count || src[i].nb >= B->node_count)
+            return -1; /* not this pair's front */
+    double best = prox_ctx_best(c);
+    if (!(best < INFINITY))
+        return -1; /* nothing seeded: the front would prune nothing */
+    /* a front only deepens (pairs that drift apart are not raised again):
+     * once it has doubled since the last start from the roots, start over */
+    if (n > p->cache->front_base + p->cache->front_base / 8 + 64)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const bvh_node *a = &A->nodes[src[i].na], *b = &B->nodes[src[i].nb];
+        dist_placed pb;
+        dist_place(b, &p->b_in_a, &pb);
+        double g = dist_gap(a, b, &pb, &p->b_in_a, best);
+        prox_ctx_count(c, 1, 0);
+        if (g >= best)
+            prox_front_record(p, src[i].na, src[i].nb);
+        else
+            prox_ctx_push(c, p, src[i].na, src[i].nb, g > 0 ? g : 0.0);
+    }
+    return 0;
+}
+
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
-    if (contained_overlap(c, p, 1) && (p->query->stop_on_overlap || p->query->kind != PROX_QUERY_DISTANCE))
+    uint32_t n_front = 0;
+    const prox_front_entry *front = NULL;
+    if (p->query->kind == PROX_QUERY_DISTANCE)
+        front = prox_front_begin(p, &n_front);
+    if (contained_overlap(c, p, 1) && (p->query->stop_on_overlap || p->query->kind != PROX_QUERY_DISTANCE)) {
+        prox_front_invalidate(p);
         return;
-    if (p->query->kind == PROX_QUERY_DISTANCE && prox_ctx_best(c) <= 0)
+    }
+    if (p->query->kind == PROX_QUERY_DISTANCE && prox_ctx_best(c) <= 0) {
+        prox_front_invalidate(p);
         return; /* distance 0 is already certain */
+    }
+    if (front && start_from_front(c, p, front, n_front) == 0)
+        return;
+    if (front)
+        p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
     dive_distance(c, p); /* cheap; better than a stale cached pair after a jump */
     if (prox_ctx_done(c))
         return;
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
+}
+
+static void pruned_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    (void)c;
+    if (p->query->kind == PROX_QUERY_DISTANCE)
+        prox_front_record(p, na, nb);
+}
+
+static void finish_distance(prox_ctx *c, const prox_pairstate *p)
+{
+    if (p->query->kind != PROX_QUERY_DISTANCE || !prox_front_on(p))
+        return;
+    prox_front_finish(c, p);
+    if (p->cache->front_base == 0)
+        p->cache->front_base = p->cache->front_count;
 }
 
 static void root_collide(prox_ctx *c, const prox_pairstate *p)
@@ -282,6 +345,8 @@ void prox_bvh_register(prox_bank *bank)
     h.expand = expand_distance;
     h.root = root_distance;
     h.seed = seed_distance;
+    h.pruned = pruned_distance;
+    h.finish = finish_distance;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_DISTANCE, &h);
     h.name = "mesh-mesh tolerance (OBB+RSS)";
     h.expand = expand_tolerance;
@@ -290,6 +355,8 @@ void prox_bvh_register(prox_bank *bank)
     h.expand = expand_collide;
     h.root = root_collide;
     h.seed = NULL;
+    h.pruned = NULL;
+    h.finish = NULL;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_COLLIDE, &h);
     h.name = "mesh-mesh contacts (OBB)";
     h.expand = expand_contacts;

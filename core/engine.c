@@ -137,13 +137,21 @@ static int ctx_push_item(prox_ctx *c, const prox_item *it)
     return -1;
 }
 
+static inline void report_pruned(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    const prox_handler *h = c->e->pp[p->index].h;
+    if (h->pruned)
+        h->pruned(c, p, na, nb);
+}
+
 int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
 {
     /* prune at the door: nothing below can beat what we have */
-    if (c->kind == PROX_QUERY_DISTANCE && key >= c->best * (1.0 - c->q->rel_err))
+    if ((c->kind == PROX_QUERY_DISTANCE && key >= c->best * (1.0 - c->q->rel_err)) ||
+        (c->kind == PROX_QUERY_TOLERANCE && key >= c->q->tolerance)) {
+        report_pruned(c, p, na, nb);
         return 0;
-    if (c->kind == PROX_QUERY_TOLERANCE && key >= c->q->tolerance)
-        return 0;
+    }
     if ((c->kind == PROX_QUERY_COLLIDE || c->kind == PROX_QUERY_CONTACTS) && key > 0.0)
         return 0;
     prox_item it = {key, p->index, na, nb, 0.0f, 0.0f};
@@ -387,12 +395,13 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         else
             c->queued_ub -= it.ub;
         c->sum_ops++;
-        /* prune: a pair that cannot beat the best is dropped for good */
-        if (c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel)
-            continue;
-        if (c->kind == PROX_QUERY_TOLERANCE && it.key >= q->tolerance)
-            continue;
         const prox_pairstate *ps = &e->ps[it.pair];
+        /* prune: a pair that cannot beat the best is dropped for good */
+        if ((c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel) ||
+            (c->kind == PROX_QUERY_TOLERANCE && it.key >= q->tolerance)) {
+            report_pruned(c, ps, it.na, it.nb);
+            continue;
+        }
         out->expansions++;
         e->pp[it.pair].h->expand(c, ps, it.na, it.nb);
     }
@@ -539,4 +548,61 @@ int prox_query_combined(prox_engine *e, const prox_query *q, const prox_object_p
         out->flags |= PROX_RESULT_NO_HANDLER;
     }
     return 0;
+}
+
+/* ---- traversal fronts ---- */
+
+int prox_front_on(const prox_pairstate *p)
+{
+    return p->query->use_cache && p->cache && p->cache->front && p->cache->front_capacity >= 2;
+}
+
+const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count)
+{
+    *count = 0;
+    if (!prox_front_on(p))
+        return NULL;
+    prox_cache *k = p->cache;
+    k->front_next_count = 0;
+    k->front_overflow = 0;
+    if ((k->front_valid != 1 && k->front_valid != 2) || k->front_a != (const void *)p->a || k->front_b != (const void *)p->b)
+        return NULL;
+    uint32_t half = k->front_capacity / 2;
+    *count = k->front_count <= half ? k->front_count : half;
+    return &k->front[k->front_valid == 1 ? 0 : half];
+}
+
+void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    if (!prox_front_on(p))
+        return;
+    prox_cache *k = p->cache;
+    uint32_t half = k->front_capacity / 2;
+    if (k->front_next_count >= half) {
+        k->front_overflow = 1;
+        return;
+    }
+    prox_front_entry *e = &k->front[(k->front_valid == 1 ? half : 0) + k->front_next_count++];
+    e->na = na;
+    e->nb = nb;
+}
+
+void prox_front_invalidate(const prox_pairstate *p)
+{
+    if (prox_front_on(p))
+        p->cache->front_overflow = 1;
+}
+
+void prox_front_finish(const prox_ctx *c, const prox_pairstate *p)
+{
+    if (!prox_front_on(p))
+        return;
+    prox_cache *k = p->cache;
+    if (prox_ctx_complete(c) && !k->front_overflow) {
+        k->front_valid = k->front_valid == 1 ? 2 : 1;
+        k->front_count = k->front_next_count;
+        k->front_a = p->a;
+        k->front_b = p->b;
+    } else
+        k->front_valid = 0; /* an incomplete cut: start from the roots next time */
 }

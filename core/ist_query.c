@@ -227,25 +227,8 @@ static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r;
  * the last front and the one being recorded. A front that outgrows its half
  * (or an incomplete query) is dropped and the next query starts at the
  * root again. */
-static int front_on(const prox_pairstate *p)
-{
-    return p->query->use_cache && p->cache && p->cache->front && p->cache->front_capacity >= 2;
-}
-
-static void front_record(const prox_pairstate *p, uint32_t na, uint32_t nb)
-{
-    if (!front_on(p))
-        return;
-    prox_cache *k = p->cache;
-    uint32_t half = k->front_capacity / 2, dst = k->front_valid == 1 ? 2 : 1;
-    if (k->front_next_count >= half) {
-        k->front_overflow = 1;
-        return;
-    }
-    prox_front_entry *e = &k->front[(dst == 1 ? 0 : half) + k->front_next_count++];
-    e->na = na;
-    e->nb = nb;
-}
+static int front_on(const prox_pairstate *p) { return prox_front_on(p); }
+static void front_record(const prox_pairstate *p, uint32_t na, uint32_t nb) { prox_front_record(p, na, nb); }
 
 static void push_vol(prox_ctx *c, const prox_pairstate *p, const kids *ka, int i, const kids *kb, int j, double dist)
 {
@@ -343,22 +326,17 @@ static double pair_kids(const prox_pairstate *p, uint32_t na, uint32_t nb, kids 
 static void root_penvol(prox_ctx *c, const prox_pairstate *p)
 {
     kids ka, kb;
-    if (front_on(p)) {
-        prox_cache *k = p->cache;
-        k->front_next_count = 0;
-        k->front_overflow = 0;
-        if (k->front_valid == 1 || k->front_valid == 2) {
-            uint32_t half = k->front_capacity / 2;
-            const prox_front_entry *src = &k->front[k->front_valid == 1 ? 0 : half];
-            for (uint32_t i = 0; i < k->front_count; i++) {
-                double dist = pair_kids(p, src[i].na, src[i].nb, &ka, &kb);
-                if (dist >= ka.R[0] + kb.R[0])
-                    front_record(p, src[i].na, src[i].nb); /* still apart: stays in the front */
-                else
-                    push_vol(c, p, &ka, 0, &kb, 0, dist);
-            }
-            return;
+    uint32_t n_front;
+    const prox_front_entry *src = prox_front_begin(p, &n_front);
+    if (src) {
+        for (uint32_t i = 0; i < n_front; i++) {
+            double dist = pair_kids(p, src[i].na, src[i].nb, &ka, &kb);
+            if (dist >= ka.R[0] + kb.R[0])
+                front_record(p, src[i].na, src[i].nb); /* still apart: stays in the front */
+            else
+                push_vol(c, p, &ka, 0, &kb, 0, dist);
         }
+        return;
     }
     double dist = pair_kids(p, p->a->root, p->b->root, &ka, &kb);
     if (dist < ka.R[0] + kb.R[0])
@@ -367,17 +345,7 @@ static void root_penvol(prox_ctx *c, const prox_pairstate *p)
         front_record(p, p->a->root, p->b->root);
 }
 
-static void finish_penvol(prox_ctx *c, const prox_pairstate *p)
-{
-    if (!front_on(p))
-        return;
-    prox_cache *k = p->cache;
-    if (prox_ctx_complete(c) && !k->front_overflow) {
-        k->front_valid = k->front_valid == 1 ? 2 : 1;
-        k->front_count = k->front_next_count;
-    } else
-        k->front_valid = 0; /* an incomplete cut: start from the root next time */
-}
+static void finish_penvol(prox_ctx *c, const prox_pairstate *p) { prox_front_finish(c, p); }
 
 void prox_ist_register(prox_bank *bank)
 {

@@ -69,6 +69,8 @@ typedef struct prox_cache {
     uint32_t front_count, front_capacity;
     uint32_t front_valid; /* 0: none; 1 or 2: which half of `front` holds the last front */
     uint32_t front_next_count, front_overflow; /* the front being recorded (handler use) */
+    uint32_t front_base; /* size of the last front grown from the roots (handler use) */
+    const void *front_a, *front_b; /* the trees the front belongs to (a cache used for another pair starts over) */
     double last_value; /* value of the last query on this pair */
 } prox_cache;
 
@@ -166,6 +168,10 @@ typedef struct prox_handler {
     /* After the traversal (complete or not): update the cache, e.g. fronts. */
     void (*finish)(prox_ctx *c, const prox_pairstate *p);
     void *user;
+    /* DISTANCE / TOLERANCE: the engine dropped (na, nb) unexpanded because
+     * its key cannot beat the best (at the push or at the pop). Handlers
+     * that record traversal fronts use it; NULL costs nothing. */
+    void (*pruned)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb);
 } prox_handler;
 
 /* The bank: handlers by (type A, type B, kind), changeable at run time. */
@@ -250,6 +256,22 @@ int prox_ctx_complete(const prox_ctx *c);
 void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests);
 /* Has the query been decided (collide found, tolerance met, stop_on_overlap)? */
 int prox_ctx_done(const prox_ctx *c);
+
+/* Traversal fronts (coherence), for handlers: a query records its terminal
+ * node pairs (pruned pairs, leaf pairs) - a cut of the traversal under
+ * which every leaf pair lies once - into the half of the cache's `front`
+ * array that does not hold the last front; the next query may start from
+ * that cut instead of the roots. A front that outgrows its half, or a query
+ * that ends incomplete or is invalidated, leaves no front: the next query
+ * starts at the roots. */
+int prox_front_on(const prox_pairstate *p);
+/* Start recording; returns the last valid front and its size, or NULL. */
+const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);
+void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb);
+/* This query's front is not a full cut (e.g. an early answer): drop it. */
+void prox_front_invalidate(const prox_pairstate *p);
+/* In the finish hook: keep the recorded front if the query completed. */
+void prox_front_finish(const prox_ctx *c, const prox_pairstate *p);
 
 /* Monotonic clock in ns (the one clock libprox reads). */
 uint64_t prox_now_ns(void);

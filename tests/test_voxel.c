@@ -305,7 +305,7 @@ static void test_bank_switch(void)
     prox_query_run(engine, &q, &p, 1, &r);
     CHECK_NEAR(r.value, 0.9, 1e-12, "built-in voxel-voxel distance");
     prox_handler saved = *prox_bank_get(bank, PROX_TREE_VOXEL, PROX_TREE_VOXEL, PROX_QUERY_DISTANCE);
-    prox_handler h = {"alternative", NULL, NULL, alt_expand, NULL, NULL};
+    prox_handler h = {.name = "alternative", .expand = alt_expand};
     prox_bank_set(bank, PROX_TREE_VOXEL, PROX_TREE_VOXEL, PROX_QUERY_DISTANCE, &h);
     prox_query_run(engine, &q, &p, 1, &r);
     CHECK(r.value == 7.0 && alt_calls == 1, "the second handler answers (%g)", r.value);
