@@ -55,6 +55,7 @@ struct prox_engine {
     uint32_t max_pairs;
     prox_pairstate *ps;
     pair_priv *pp;
+    unsigned char *scratch; /* max_pairs * PROX_PAIR_SCRATCH */
     prox_ctx ctx;
 };
 
@@ -94,11 +95,13 @@ prox_engine *prox_engine_create(const prox_engine_def *def, const prox_bank *ban
     e->bank = bank;
     e->max_pairs = d.max_pairs;
     e->ps = calloc(d.max_pairs, sizeof *e->ps);
+    e->scratch = aligned_alloc(64, (size_t)d.max_pairs * PROX_PAIR_SCRATCH);
     e->pp = calloc(d.max_pairs, sizeof *e->pp);
-    if (!e->ps || !e->pp || prox_dpq_init(&e->q, d.queue_capacity) != 0) {
+    if (!e->ps || !e->pp || !e->scratch || prox_dpq_init(&e->q, d.queue_capacity) != 0) {
         prox_engine_destroy(e);
         return NULL;
     }
+    memset(e->scratch, 0, (size_t)d.max_pairs * PROX_PAIR_SCRATCH); /* touch the pages now */
     return e;
 }
 
@@ -108,6 +111,7 @@ void prox_engine_destroy(prox_engine *e)
         return;
     prox_dpq_free(&e->q);
     free(e->ps);
+    free(e->scratch);
     free(e->pp);
     free(e);
 }
@@ -350,6 +354,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         ps->swapped = (uint32_t)swapped;
         ps->cache = op->cache;
         ps->query = q;
+        ps->scratch = e->scratch + (size_t)i * PROX_PAIR_SCRATCH;
+        memset(ps->scratch, 0, PROX_PAIR_SCRATCH);
     }
     /* coherence: seed with cached leaf pairs (tight upper bounds first) */
     if (q->use_cache)

@@ -25,6 +25,48 @@ static inline prox_vec3 sphere_centre(const prox_ist *t, uint32_t leaf, const pr
     return X ? prox_xform_point(X, c) : c;
 }
 
+/* Distance candidates (the pair's scratch): the closest leaf pairs seen in
+ * distinct places (no two within a sphere diameter of each other on both
+ * objects), each a start for the surface refinement; the closest sphere
+ * pair alone can sit in the wrong local minimum of a non-convex pair. */
+#define IST_CANDIDATES 6
+typedef struct ist_cand {
+    uint32_t n;
+    struct {
+        float d;
+        uint32_t la, lb;
+    } c[IST_CANDIDATES];
+} ist_cand;
+_Static_assert(sizeof(ist_cand) <= PROX_PAIR_SCRATCH, "candidates fit the pair scratch");
+
+static int same_place(const prox_ist *t, uint32_t i, uint32_t j)
+{
+    const ist_sphere *a = &t->spheres[i], *b = &t->spheres[j];
+    float dx = a->x - b->x, dy = a->y - b->y, dz = a->z - b->z, r = 2 * (a->r + b->r);
+    return dx * dx + dy * dy + dz * dz < r * r;
+}
+
+static void cand_offer(const prox_pairstate *p, double d, uint32_t la, uint32_t lb)
+{
+    ist_cand *k = p->scratch;
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    int worst = 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        if (same_place(A, la, k->c[i].la) && same_place(B, lb, k->c[i].lb)) {
+            if (d < k->c[i].d)
+                k->c[i].d = (float)d, k->c[i].la = la, k->c[i].lb = lb;
+            return;
+        }
+        if (k->c[i].d > k->c[worst].d)
+            worst = (int)i;
+    }
+    if (k->n < IST_CANDIDATES)
+        worst = (int)k->n++;
+    else if (!(d < k->c[worst].d))
+        return;
+    k->c[worst].d = (float)d, k->c[worst].la = la, k->c[worst].lb = lb;
+}
+
 /* exact inner-sphere distance of a leaf pair, offered with witnesses */
 static void leaf_distance(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb)
 {
@@ -41,6 +83,8 @@ static void leaf_distance(prox_ctx *c, const prox_pairstate *p, uint32_t la, uin
             prox_ctx_report_overlap(c, p, la, lb, prox_v3_madd(ca, n, ra + 0.5 * d));
         return;
     }
+    if (p->query->kind == PROX_QUERY_DISTANCE)
+        cand_offer(p, d, la, lb);
     prox_ctx_offer_distance(c, p, d, prox_v3_madd(ca, n, ra), prox_v3_madd(cb, n, -rb), la, lb);
 }
 
@@ -153,6 +197,50 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, double
     }
 }
 
+typedef struct refine_best {
+    double d;
+    prox_vec3 pa, pb; /* A's frame */
+    uint32_t ta, tb;
+    uint32_t tests;
+} refine_best;
+
+/* Alternating projection from x (A's frame): onto A then B (a_first) or
+ * onto B then A, each round jumping to the exact closest points of the two
+ * triangles found; every pair tried is offered to *rb. */
+static void project_chain(const prox_pairstate *p, prox_vec3 x, int a_first, refine_best *rb)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    double on_first = INFINITY;
+    for (int it = 0; it < 8 && !out_of_time(p); it++) {
+        uint32_t t1, t2, ta, tb;
+        prox_vec3 q1, q2;
+        /* first surface: the one x is to be projected on */
+        if (a_first) {
+            if (ist_grid_closest(A, x, on_first, &t1, &q1, &rb->tests) == INFINITY)
+                break;
+            if (ist_grid_closest(B, prox_xform_point(&p->a_in_b, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+                break; /* B comes no closer to q1 than the best pair already found */
+            ta = t1, tb = t2;
+        } else {
+            if (ist_grid_closest(B, prox_xform_point(&p->a_in_b, x), on_first, &t1, &q1, &rb->tests) == INFINITY)
+                break;
+            if (ist_grid_closest(A, prox_xform_point(&p->b_in_a, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+                break;
+            ta = t2, tb = t1;
+        }
+        prox_vec3 pa, pb;
+        double dt = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
+        rb->tests++;
+        int better = dt < rb->d * (1 - 1e-9);
+        if (dt < rb->d)
+            rb->d = dt, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
+        if (!better)
+            break;
+        x = a_first ? pb : pa; /* the other surface's point starts the next round */
+        on_first = dt * (1 + 1e-9);
+    }
+}
+
 /* 4.1.2 refined: the closest inner spheres say where the objects come
  * closest; the exact surfaces there give a true upper bound on the mesh
  * distance, far tighter than the sphere distance. On a fine mesh the
@@ -160,10 +248,11 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, double
  * triangles away from the closest surface points, so the refinement
  * projects: from B's sphere witness to the closest point of A's surface,
  * from there to the closest point of B's, and back (alternating
- * projection, each step shortening the segment between two surface
- * points, through the triangle grids), then finishes with the exact
- * triangle-pair descent from the last pair. Every value offered is the
- * exact distance of a real triangle pair. */
+ * projection through the triangle box trees), and the same from A's
+ * witness starting on B (the two often settle in different local minima
+ * of a non-convex pair), then finishes with the exact triangle-pair
+ * descent from the best pair. Every value offered is the exact distance of
+ * a real triangle pair. */
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -175,43 +264,30 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     if (out_of_time(p))
         return; /* out of time: the sphere distance stands (a valid upper bound) */
-    uint32_t tests = 0;
-    double best = INFINITY;
-    prox_vec3 best_pa = prox_v3(0, 0, 0), best_pb = best_pa;
-    uint32_t ta = A->spheres[la].tri, tb = B->spheres[lb].tri;
+    refine_best rb = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), A->spheres[la].tri, B->spheres[lb].tri, 0};
     if (A->grid.nodes && B->grid.nodes) {
-        prox_vec3 ca = sphere_centre(A, la, NULL), cb = sphere_centre(B, lb, &p->b_in_a);
-        prox_vec3 u = prox_v3_sub(cb, ca);
-        double len = prox_v3_len(u);
-        prox_vec3 x = len > 0 ? prox_v3_madd(cb, u, -B->spheres[lb].r / len) : cb; /* B's witness, A frame */
-        double on_b = INFINITY;
-        for (int it = 0; it < 8 && !out_of_time(p); it++) {
-            uint32_t tpa, tpb;
-            prox_vec3 qa, qb_local;
-            if (ist_grid_closest(A, x, on_b, &tpa, &qa, &tests) == INFINITY)
-                break;
-            double dq = ist_grid_closest(B, prox_xform_point(&p->a_in_b, qa), best, &tpb, &qb_local, &tests);
-            if (dq == INFINITY)
-                break; /* B comes no closer to qa than the best pair already found */
-            /* the exact closest points of the two triangles found: they
-             * jump straight to the local optimum of this triangle pair */
-            prox_vec3 pa, pb;
-            double dt = tri_pair_distance(A, tpa, B, tpb, &p->b_in_a, &pa, &pb);
-            tests++;
-            if (!(dt < best * (1 - 1e-9))) {
-                if (dt < best)
-                    best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
-                break;
+        const ist_cand *k = p->scratch;
+        for (uint32_t i = 0; i <= k->n; i++) {
+            /* the best pair first, both ways; then the other places, one way */
+            uint32_t sa = i == 0 ? la : k->c[i - 1].la, sb = i == 0 ? lb : k->c[i - 1].lb;
+            if (i > 0 && sa == la && sb == lb)
+                continue;
+            prox_vec3 ca = sphere_centre(A, sa, NULL), cb = sphere_centre(B, sb, &p->b_in_a);
+            prox_vec3 u = prox_v3_sub(cb, ca);
+            double len = prox_v3_len(u);
+            if (!(len > 0)) {
+                project_chain(p, ca, 1, &rb);
+                continue;
             }
-            best = dt, best_pa = pa, best_pb = pb, ta = tpa, tb = tpb;
-            x = pb;
-            on_b = dt * (1 + 1e-9); /* pa, on A, is this close to x */
+            project_chain(p, prox_v3_madd(cb, u, -B->spheres[sb].r / len), 1, &rb); /* from B's witness */
+            if (i == 0)
+                project_chain(p, prox_v3_madd(ca, u, A->spheres[sa].r / len), 0, &rb); /* from A's witness */
         }
     }
-    walk_pairs(p, ta, tb, &best, &best_pa, &best_pb, &tests);
-    prox_ctx_count(c, 0, tests);
-    if (best < v)
-        prox_ctx_offer_distance(c, p, best, best_pa, best_pb, la, lb);
+    walk_pairs(p, rb.ta, rb.tb, &rb.d, &rb.pa, &rb.pb, &rb.tests);
+    prox_ctx_count(c, 0, rb.tests);
+    if (rb.d < v)
+        prox_ctx_offer_distance(c, p, rb.d, rb.pa, rb.pb, la, lb);
 }
 
 /* ---- penetration volume ---- */

@@ -149,7 +149,12 @@ typedef struct prox_pairstate {
     uint32_t swapped; /* 1 if the caller's pair was (B, A) and the engine swapped it */
     prox_cache *cache;
     const prox_query *query;
+    /* PROX_PAIR_SCRATCH bytes for the pair's handler during one query,
+     * zeroed before its seed and root hooks (preallocated, aligned) */
+    void *scratch;
 } prox_pairstate;
+
+#define PROX_PAIR_SCRATCH 256
 
 /* A handler serves one (type A, type B, query kind). All hooks except
  * `expand` are optional. Hooks run on the querying thread and must be
