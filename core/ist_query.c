@@ -284,7 +284,19 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
                 project_chain(p, prox_v3_madd(ca, u, A->spheres[sa].r / len), 0, &rb); /* from A's witness */
         }
     }
+    prox_cache *cache = p->query->use_cache ? p->cache : NULL;
+    if (cache && cache->hint_a < A->tri_count && cache->hint_b < B->tri_count && A->grid.nodes && B->grid.nodes) {
+        /* coherence: the last answer's triangle pair, and a chain from it */
+        prox_vec3 pa, pb;
+        double d = tri_pair_distance(A, cache->hint_a, B, cache->hint_b, &p->b_in_a, &pa, &pb);
+        rb.tests++;
+        if (d < rb.d)
+            rb.d = d, rb.pa = pa, rb.pb = pb, rb.ta = cache->hint_a, rb.tb = cache->hint_b;
+        project_chain(p, pb, 1, &rb);
+    }
     walk_pairs(p, rb.ta, rb.tb, &rb.d, &rb.pa, &rb.pb, &rb.tests);
+    if (cache)
+        cache->hint_a = rb.ta, cache->hint_b = rb.tb;
     prox_ctx_count(c, 0, rb.tests);
     if (rb.d < v)
         prox_ctx_offer_distance(c, p, rb.d, rb.pa, rb.pb, la, lb);

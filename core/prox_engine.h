@@ -71,6 +71,7 @@ typedef struct prox_cache {
     uint32_t front_next_count, front_overflow; /* the front being recorded (handler use) */
     uint32_t front_base; /* size of the last front grown from the roots (handler use) */
     const void *front_a, *front_b; /* the trees the front belongs to (a cache used for another pair starts over) */
+    uint32_t hint_a, hint_b; /* handler use: e.g. the triangle pair that refined the last IST distance */
     double last_value; /* value of the last query on this pair */
 } prox_cache;
 

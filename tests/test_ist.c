@@ -279,6 +279,25 @@ static void test_distance_vs_mesh(void)
         CHECK(rb.lower <= exact.value + 1e-9 && rb.upper >= r.value - 1e-9, "budgeted [%g, %g] vs %g", rb.lower, rb.upper, r.value);
     }
     CHECK(worst_rel < 0.005, "IST distance within 0.5%% of exact at gaps > 0.05 (worst %.3g)", worst_rel);
+    /* a coherent path with the cache (last sphere pair, last triangle pair,
+     * including a hint left by another pair): never below exact, close */
+    prox_cache cache = {0};
+    cache.hint_a = 3, cache.hint_b = 5;
+    double path_worst = 0;
+    for (int i = 0; i < 60; i++) {
+        double t = 0.03 * i;
+        prox_xform xb = prox_xform_from_pose(prox_v3(0.95 * cos(t), 0.95 * sin(t), 0.1 * sin(2 * t)),
+                                             prox_quat_axis_angle(prox_v3(1, 0.5, 0), 0.04 * i));
+        prox_result exact = run(prox_bvh_tree(ba), prox_bvh_tree(bb), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        q.use_cache = 1;
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, q, &cache);
+        CHECK(r.value >= exact.value - 1e-9, "coherent IST distance %g below the exact %g", r.value, exact.value);
+        CHECK(cache.hint_a < A->tri_count && cache.hint_b < B->tri_count, "triangle hint kept");
+        if (exact.value > 0.05)
+            path_worst = fmax(path_worst, (r.value - exact.value) / exact.value);
+    }
+    CHECK(path_worst < 0.005, "coherent IST distance within 0.5%% (worst %.3g)", path_worst);
     fprintf(stderr, "    worst relative distance error at 1500 spheres: %.4f\n", worst_rel);
     prox_bvh_free(ba);
     prox_bvh_free(bb);
