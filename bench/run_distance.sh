@@ -20,7 +20,7 @@ echo "Times per query in microseconds (median / p99 / max). Ratio = FCL / prox (
 echo "BVH max rel err: largest |prox - FCL| / FCL over the poses. IST: inner sphere tree (default resolution, build"
 echo "time not counted), error against FCL's exact distance."
 echo
-echo "| mesh | poses | FCL med/p99/max | prox BVH med/p99/max | BVH ratio med, p99 | BVH max rel err | prox IST med/p99/max | IST ratio med, p99 | IST rel err median / p99 / max |"
+echo "| mesh | poses | FCL med/p99/max | prox BVH med/p99/max | BVH ratio med, p99 | BVH max rel err | prox IST med/p99/max | IST ratio med, p99 | IST rel err median / p90 / p95 / p99 / max |"
 echo "|---|---|---|---|---|---|---|---|---|"
 } > "$out"
 for m in bunny00 armadillo knot1 fandisk elephant; do
@@ -40,10 +40,10 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
         errs=$(paste "$tmp/fcl.out" "$tmp/bvh.out" "$tmp/ist.out" | awk '
             { f=$1; b=$5; i=$9; if (f > 0) { e=(b-f)/f; if (e<0) e=-e; if (e>eb) eb=e; r=(i-f)/f; if (r<0) r=-r; n++; ie[n]=r } }
             END { for (a=1;a<=n;a++) for (c=a+1;c<=n;c++) if (ie[c]<ie[a]) {t=ie[a];ie[a]=ie[c];ie[c]=t}
-                  i99=int(n*0.99)+1; if (i99>n) i99=n
-                  printf "%.2g %.4f %.4f %.4f", eb, ie[int(n/2)+1], ie[i99], ie[n] }')
+                  i99=int(n*0.99)+1; if (i99>n) i99=n; i90=int(n*0.90)+1; i95=int(n*0.95)+1; if (i95>n) i95=n
+                  printf "%.2g %.4f %.4f %.4f %.4f %.4f", eb, ie[int(n/2)+1], ie[i90], ie[i95], ie[i99], ie[n] }')
         set -- $errs
-        echo "| $m | $kind ($n) | $fm / $fp / $fx | $bm / $bp / $bx | $(awk "BEGIN{printf \"%.2f, %.2f\", $fm/$bm, $fp/$bp}") | $1 | $im / $ip / $ix | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$im, $fp/$ip}") | $2 / $3 / $4 |" >> "$out"
+        echo "| $m | $kind ($n) | $fm / $fp / $fx | $bm / $bp / $bx | $(awk "BEGIN{printf \"%.2f, %.2f\", $fm/$bm, $fp/$bp}") | $1 | $im / $ip / $ix | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$im, $fp/$ip}") | $2 / $3 / $4 / $5 / $6 |" >> "$out"
         echo "distance: $m $kind done" >&2
     done
 done
