@@ -105,6 +105,7 @@ struct rt_service {
     int realtime, memlocked, pinned;
     char rt_note[160];
     uint64_t start_ns;
+    uint64_t stop_ns; /* when rt_service_stop returned (0: running or never started) */
     /* non-RT */
     pthread_mutex_t ctl_lock; /* command producers, registry */
     nrt_object *objects;
@@ -603,6 +604,7 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
         return -1;
     }
     s->start_ns = now_ns();
+    s->stop_ns = 0;
     atomic_store(&s->stop, 0);
     atomic_store(&s->stop_hk, 0);
     char note[160] = "";
@@ -680,6 +682,7 @@ void rt_service_stop(rt_service *s)
     if (s->wd_started)
         pthread_join(s->wd_thread, NULL);
     s->rt_started = s->hk_started = s->wd_started = 0;
+    s->stop_ns = now_ns();
     atomic_store(&s->running, 0);
     if (s->memlocked)
         munlockall();
@@ -1033,7 +1036,9 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->pinned = s->pinned;
     o->cycles = atomic_load(&s->cycles);
     o->overruns = atomic_load(&s->overruns);
-    o->uptime_s = o->running ? (double)(now_ns() - s->start_ns) * 1e-9 : 0;
+    /* after a stop: the run's length, so the final statistics keep their rate */
+    uint64_t end = o->running ? now_ns() : s->stop_ns;
+    o->uptime_s = end > s->start_ns && s->start_ns ? (double)(end - s->start_ns) * 1e-9 : 0;
     o->rate_hz = o->uptime_s > 0 ? (double)o->cycles / o->uptime_s : 0;
     o->latency_min_us = (double)atomic_load(&s->lat_min_ns) * 1e-3;
     o->latency_max_us = (double)atomic_load(&s->lat_max_ns) * 1e-3;

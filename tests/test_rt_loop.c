@@ -197,6 +197,8 @@ static void test_loop_with_sim_device(void)
     CHECK(cells == 256 - 52, "the RT thread applied the voxel updates (%u cells)", cells);
     pthread_mutex_lock(&w.lock);
     CHECK(st.cycles > 2000, "cycles %llu", (unsigned long long)st.cycles);
+    CHECK(st.uptime_s > 1 && st.rate_hz > 0 && st.rate_hz <= 1000 * 1.02,
+          "final statistics keep the run's length and rate after the stop (%.2f s, %.1f Hz)", st.uptime_s, st.rate_hz);
     CHECK(st.telemetry_drops == 0 && st.telemetry_gaps == 0 && (uint64_t)w.n == st.cycles,
           "telemetry: %ld records for %llu cycles, %llu drops, %llu gaps", w.n, (unsigned long long)st.cycles,
           (unsigned long long)st.telemetry_drops, (unsigned long long)st.telemetry_gaps);
