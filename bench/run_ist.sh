@@ -2,12 +2,20 @@
 # run_ist.sh: inner sphere trees on the libcgal-demo meshes.
 #  1. build time and sphere count versus resolution;
 #  2. penetration volume against CGAL's exact intersection volume, light and
-#     heavy penetrations, full query and budgets of 25..400 us (error curve,
-#     gnuplot PNG), query times and deadline overshoot.
+#     heavy penetrations (issue 3's sets: the intersection is 0.5-10% and
+#     10-50% of the smaller mesh's volume, placed by gen_poses' volume mode),
+#     full query and budgets of 25..400 us (error curve, gnuplot PNG), query
+#     times;
+#  3. deadline overshoot at a 200 us budget: the heavy poses repeated to at
+#     least N_OVER (default 1200) queries per mesh, wall and thread CPU time.
+# N_PEN (default 30) poses per set.
 set -eu
 BUILD=${BUILD:-build}
 B=$BUILD/bench
-N=${N_PEN:-20}
+N=${N_PEN:-30}
+N_OVER=${N_OVER:-1200}
+LIGHT="0.005 0.10"
+HEAVY="0.10 0.50"
 out=bench/results/ist.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,62 +47,131 @@ for run in "bunny00 --spheres 100000 --min-radius 0.25" "refined_elephant --sphe
     bt=$(sed -n 's/^build_seconds: //p' "$tmp/b"); mb=$(awk "BEGIN{printf \"%.1f\", $(sed -n 's/^tree_bytes: //p' "$tmp/b")/1048576}")
     echo "| $m | $tri | ${*#--spheres } | $sp | $vi | $cv | $bt | $mb |" >> "$out"
 done
+# pct FILE P: nearest-rank P-quantile (P in 0..1) of a file of numbers; min
+# and max are P=0 and P=1
+pct() { sort -g "$1" | awk -v p="$2" '{a[NR]=$1} END { if (NR==0) { print "nan"; exit } i=int(p*NR+0.999999); if (i<1) i=1; if (i>NR) i=NR; print a[i] }'; }
 {
 echo
 echo "## Penetration volume vs CGAL exact intersection volume"
 echo
-echo "Poses: B pushed into A along random directions by a fraction of the touching distance (light 0-10%, heavy 10-50%)."
-echo "Error = |prox - CGAL| / CGAL. The IST measures its sphere model (secondary spheres, Weller & Zachmann 4.2.1)."
+echo "Poses (\`gen_poses A A N SEED volume LO HI\`): B = A under a random rotation, pushed in along a random direction"
+echo "until a point-sampled estimate of the intersection volume (100k fixed points inside B, libprox's BVH point-in-mesh"
+echo "test, independent of the inner sphere trees) is a fraction f of the mesh volume, f uniform in [LO, HI]:"
+echo "light $(echo $LIGHT | sed 's/ /../'), heavy $(echo $HEAVY | sed 's/ /../'). Draws that cannot reach f are drawn again (heavy sets"
+echo "favour rotations that keep much of the shape in place). The column \"CGAL fraction\" is what CGAL measures at the"
+echo "poses: exact intersection volume / mesh volume, median [min..max]. $N poses per set; meshes normalised."
+echo "Error = |prox - CGAL| / CGAL, median / p95 / max over the poses. The IST measures its sphere model (secondary"
+echo "spheres, Weller & Zachmann 4.2.1), default resolution. Times: wall clock, query only."
 echo
-echo "| mesh | set | CGAL volume / smaller volume (median) | CGAL med us | budget | prox med/p99/max us | error median / p95 / max | complete |"
+echo "| mesh | set | CGAL fraction | CGAL med ms | budget | prox med / p99 / max us | error median / p95 / max | complete |"
 echo "|---|---|---|---|---|---|---|---|"
 } >> "$out"
 : > "$tmp/curve"
+: > "$tmp/targets"
+: > "$tmp/over"
+: > "$tmp/sets"
 for m in knot1 elephant fandisk bunny00 armadillo; do
     f=data/meshes/$m.off
     "$BUILD/prox" build "$f" -o "$tmp/$m.ist" --normalize > /dev/null 2>&1
     vol=$("$BUILD/prox" info "$f" | sed -n 's/^volume: //p'); diag=$("$BUILD/prox" info "$f" | awk '/bbox_min/{a=$2;b=$3;c=$4} /bbox_max/{printf "%.17g", sqrt(($2-a)^2+($3-b)^2+($4-c)^2)}')
     nvol=$(awk "BEGIN{printf \"%.17g\", $vol/($diag*$diag*$diag)}")
     for set in light heavy; do
-        lo=0.0; hi=0.1; [ $set = heavy ] && { lo=0.1; hi=0.5; }
-        "$B/gen_poses" "$f" "$f" $N 11 penetrate $lo $hi > "$tmp/poses" 2>/dev/null
-        "$B/cgal_volume" "$f" "$f" "$tmp/poses" > "$tmp/cgal.out" 2> "$tmp/cgal.err" || true
-        set -- $(stat "$tmp/cgal.err"); cm=${1:-nan}
+        range=$LIGHT; [ $set = heavy ] && range=$HEAVY
+        "$B/gen_poses" "$f" "$f" $N 11 volume $range > "$tmp/poses.$set" 2> "$tmp/gen.err" || { echo "gen_poses failed: $(tail -n 1 "$tmp/gen.err")" >&2; exit 1; }
+        redrawn=$(sed -n 's/.*sample points, \([0-9]*\) (q, d) redrawn.*/\1/p' "$tmp/poses.$set")
+        "$B/cgal_volume" "$f" "$f" "$tmp/poses.$set" > "$tmp/cgal.$set" 2> "$tmp/cgal.err" || true
+        cm=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' "$tmp/cgal.err" | tail -n 1); cm=$(awk "BEGIN{printf \"%.0f\", ${cm:-0}/1000}")
+        awk -v nv="$nvol" '$4 == 1 {print $1/nv}' "$tmp/cgal.$set" > "$tmp/frac"
+        frac="$(printf '%.3f' "$(pct "$tmp/frac" 0.5)") [$(printf '%.3f' "$(pct "$tmp/frac" 0)")..$(printf '%.3f' "$(pct "$tmp/frac" 1)")]"
+        echo "ist: $m $set: CGAL fraction $frac, $redrawn draws redone" >&2
+        # the sampled estimate at each pose against CGAL: how exact the placement is
+        sed -n 's/^pose [0-9]*: target [0-9.]* sampled \([0-9.]*\)$/\1/p' "$tmp/gen.err" | paste - "$tmp/cgal.$set" \
+            | awk -v nv="$nvol" '$5 == 1 && $2 > 0 { e=$1/($2/nv)-1; print (e<0 ? -e : e) }' > "$tmp/place"
+        echo "$m $set $range $redrawn $(pct "$tmp/place" 0.5) $(pct "$tmp/place" 1)" >> "$tmp/sets"
         for budget in 0 25 50 100 200 400; do
             bflag=""; [ $budget -gt 0 ] && bflag="--budget-us $budget"
-            "$BUILD/prox" penvol "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $bflag > "$tmp/p.out" 2> "$tmp/p.err"
+            "$BUILD/prox" penvol "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses.$set" $bflag > "$tmp/p.out" 2> "$tmp/p.err"
             set -- $(stat "$tmp/p.err")
-            res=$(paste "$tmp/cgal.out" "$tmp/p.out" | awk -v nv="$nvol" '
-                $1 > 0 { e=($5-$1)/$1; if (e<0) e=-e; n++; er[n]=e; fr[n]=$1/nv; c+=$8 }
-                END { for (a=1;a<=n;a++) for (b=a+1;b<=n;b++) { if (er[b]<er[a]) {t=er[a];er[a]=er[b];er[b]=t} if (fr[b]<fr[a]) {t=fr[a];fr[a]=fr[b];fr[b]=t} }
-                      if (n==0) { print "nan nan nan nan 0 0"; exit }
-                      i95=int(n*0.95)+1; if (i95>n) i95=n
-                      printf "%.3f %.4f %.4f %.4f %d %d", fr[int(n/2)+1], er[int(n/2)+1], er[i95], er[n], c, n }')
-            set -- $1 $2 $3 $res
+            tmed=$1 t99=$2 tmax=$3
+            # only poses CGAL handled (complete=1, volume > 0)
+            paste "$tmp/cgal.$set" "$tmp/p.out" | awk '$4 == 1 && $1 > 0 { e=($5-$1)/$1; print (e<0 ? -e : e) }' > "$tmp/err"
+            n=$(wc -l < "$tmp/err"); c=$(paste "$tmp/cgal.$set" "$tmp/p.out" | awk '$4 == 1 && $1 > 0 {c+=$8} END {print c+0}')
+            em=$(pct "$tmp/err" 0.5); e95=$(pct "$tmp/err" 0.95); emax=$(pct "$tmp/err" 1)
             bl=full; [ $budget -gt 0 ] && bl="$budget us"
-            echo "| $m | $set | $4 | $cm | $bl | $1 / $2 / $3 | $5 / $6 / $7 | $8 of $9 |" >> "$out"
-            echo "$m $set $budget $5 $6" >> "$tmp/curve"
+            printf '| %s | %s | %s | %s | %s | %.1f / %.1f / %.1f | %.4f / %.4f / %.4f | %s of %s |\n' $m $set "$frac" "$cm" "$bl" \
+                $tmed $t99 $tmax $em $e95 $emax $c $n >> "$out"
+            echo "$m $set $budget $em $e95" >> "$tmp/curve"
+            echo "$m $set $budget $tmed $em $e95 $emax" >> "$tmp/targets"
         done
-        echo "ist: $m $set done" >&2
     done
+    # overshoot at a 200 us budget: the heavy poses, repeated to >= N_OVER queries
+    reps=$(( (N_OVER + N - 1) / N ))
+    : > "$tmp/rep"; i=0; while [ $i -lt $reps ]; do grep -v '^#' "$tmp/poses.heavy" >> "$tmp/rep"; i=$((i+1)); done
+    "$BUILD/prox" penvol "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/rep" --budget-us 200 --times "$tmp/times" > /dev/null 2> "$tmp/p.err"
+    awk '{print $1-200}' "$tmp/times" > "$tmp/ow"; awk '{print $2-200}' "$tmp/times" > "$tmp/oc"
+    nq=$(wc -l < "$tmp/times")
+    echo "$m $nq $(pct "$tmp/ow" 0.5) $(pct "$tmp/ow" 0.99) $(pct "$tmp/ow" 0.999) $(pct "$tmp/ow" 1) $(pct "$tmp/oc" 0.5) $(pct "$tmp/oc" 0.99) $(pct "$tmp/oc" 0.999) $(pct "$tmp/oc" 1)" >> "$tmp/over"
+    echo "ist: $m done" >&2
 done
-# error vs budget (median over meshes of the median error), and a plot
 {
 echo
-echo "## Error versus budget (median over meshes of each mesh's median error)"
+echo "Placement: the sampled volume estimate at each pose against CGAL's (|estimate / CGAL - 1|), and the random"
+echo "(rotation, direction) draws redone because they could not reach their target."
 echo
-echo "| budget us | light | heavy |"
-echo "|---|---|---|"
+echo "| mesh | set | target f | estimate vs CGAL median / max | draws redone |"
+echo "|---|---|---|---|---|"
+awk '{ printf "| %s | %s | %s..%s | %.4f / %.4f | %s |\n", $1, $2, $3, $4, $6, $7, $5 }' "$tmp/sets"
+echo
+echo "## Deadline overshoot at a 200 us budget (heavy poses, repeated)"
+echo
+echo "Overshoot = query time - 200 us (negative: finished early), nearest-rank percentiles. Wall: CLOCK_MONOTONIC,"
+echo "what the deadline is checked against, includes any preemption of the thread. CPU: the thread's CPU time"
+echo "(CLOCK_THREAD_CPUTIME_ID), which leaves out time the guest scheduler gave to other threads, but on this"
+echo "VM not time the host took the virtual CPU away. \`prox penvol --budget-us 200 --times FILE\`."
+echo
+echo "| mesh | queries | wall p50 / p99 / p99.9 / max us | CPU p50 / p99 / p99.9 / max us |"
+echo "|---|---|---|---|"
+awk '{ printf "| %s | %d | %.1f / %.1f / %.1f / %.1f | %.1f / %.1f / %.1f / %.1f |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$tmp/over"
+echo
+echo "## Issue 3 targets"
+echo
+echo "Light: full query median <= 100 us and error <= 2% (shown: median and p95 error). Heavy at a 200 us budget:"
+echo "error <= 5% (median and p95) and overshoot p99.9 <= 10 us (wall and CPU)."
+echo
+echo "| mesh | light full median us | light full error med / p95 | heavy 200 us error med / p95 | heavy full error med / p95 | overshoot p99.9 wall / CPU us |"
+echo "|---|---|---|---|---|---|"
+for m in knot1 elephant fandisk bunny00 armadillo; do
+    lt=$(awk -v m=$m '$1==m && $2=="light" && $3==0 {printf "%.1f", $4}' "$tmp/targets")
+    le=$(awk -v m=$m '$1==m && $2=="light" && $3==0 {printf "%.4f / %.4f", $5, $6}' "$tmp/targets")
+    he=$(awk -v m=$m '$1==m && $2=="heavy" && $3==200 {printf "%.4f / %.4f", $5, $6}' "$tmp/targets")
+    hf=$(awk -v m=$m '$1==m && $2=="heavy" && $3==0 {printf "%.4f / %.4f", $5, $6}' "$tmp/targets")
+    ov=$(awk -v m=$m '$1==m {printf "%.1f / %.1f", $5, $9}' "$tmp/over")
+    echo "| $m | $lt | $le | $he | $hf | $ov |"
+done
+} >> "$out"
+# error vs budget (median over meshes of each mesh's median error), and a plot
+{
+echo
+echo "## Error versus budget (median over meshes of each mesh's median / p95 error)"
+echo
+echo "| budget us | light median | light p95 | heavy median | heavy p95 |"
+echo "|---|---|---|---|---|"
+: > "$tmp/plot.dat"
 for b in 25 50 100 200 400 0; do
-    l=$(awk -v b=$b '$2=="light" && $3==b {print $4}' "$tmp/curve" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-    h=$(awk -v b=$b '$2=="heavy" && $3==b {print $4}' "$tmp/curve" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+    row=""
+    for set in light heavy; do
+        for col in 4 5; do
+            v=$(awk -v b=$b -v s=$set -v c=$col '$2==s && $3==b {print $c}' "$tmp/curve" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+            row="$row $(printf '%.4f' "$v")"
+        done
+    done
     bl=$b; [ $b = 0 ] && bl=full
-    echo "| $bl | $l | $h |"
-    [ $b != 0 ] && echo "$b $l $h" >> "$tmp/plot.dat"
+    echo "| $bl |$(echo $row | sed 's/ / | /g; s/^/ /') |"
+    [ $b != 0 ] && echo "$b$row" >> "$tmp/plot.dat"
 done
 } >> "$out"
 if command -v gnuplot >/dev/null 2>&1; then
-    gnuplot -e "set terminal png size 800,500; set output 'bench/results/ist_error_vs_budget.png'; set logscale x 2; set xlabel 'budget (us)'; set ylabel 'median relative error vs CGAL'; set title 'IST penetration volume: error vs time budget'; plot '$tmp/plot.dat' using 1:2 with linespoints title 'light (0-10%)', '' using 1:3 with linespoints title 'heavy (10-50%)'" \
-        && echo "\nPlot: bench/results/ist_error_vs_budget.png" >> "$out"
+    gnuplot -e "set terminal png size 800,500; set output 'bench/results/ist_error_vs_budget.png'; set logscale x 2; set logscale y; set xlabel 'budget (us)'; set ylabel 'relative error vs CGAL (median over meshes)'; set title 'IST penetration volume: error vs time budget'; set key top right; plot '$tmp/plot.dat' using 1:2 with linespoints title 'light (0.5-10%), median', '' using 1:3 with linespoints dt 2 title 'light, p95', '' using 1:4 with linespoints title 'heavy (10-50%), median', '' using 1:5 with linespoints dt 2 title 'heavy, p95'" \
+        && printf '\nPlot: bench/results/ist_error_vs_budget.png\n' >> "$out"
 fi
 cat "$out"

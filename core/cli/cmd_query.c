@@ -2,17 +2,23 @@
  *
  * stdout: one line per pose, `value lower upper complete` (%.17g);
  * stderr, last line: `queries=N median_us=X p99_us=Y max_us=Z` (query time
- * only, not loading or building). */
+ * only, not loading or building).
+ * --times FILE writes one line per query, `wall_us cpu_us`: wall-clock time
+ * (what the budget is measured in) and the calling thread's CPU time, which
+ * leaves out time the thread was preempted (the benchmarks run on a shared
+ * machine and use the pair to tell scheduling noise from late stopping). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "geom.h"
 
 typedef struct query_args {
     const char *a, *b, *poses;
+    const char *times; /* --times FILE, or NULL */
     int coherent, normalize, ist;
     double budget_us, rel_err;
     int spheres;
@@ -31,6 +37,12 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->normalize = 1;
         else if (!strcmp(s, "--ist"))
             qa->ist = 1;
+        else if (!strcmp(s, "--times") && i + 1 < argc)
+            qa->times = argv[++i];
+        else if (!strcmp(s, "--times")) {
+            fprintf(stderr, "prox %s: --times needs a file name\nusage: prox %s\n", argv[0], usage);
+            return -1;
+        }
         else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) && i + 1 < argc) {
             char *end;
             errno = 0;
@@ -138,6 +150,14 @@ static void print_timing(double *us, size_t n)
     fprintf(stderr, "queries=%zu median_us=%.3f p99_us=%.3f max_us=%.3f\n", n, us[n / 2], us[i99], us[n - 1]);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int run_queries(int argc, char **argv, prox_query_kind kind, const char *usage)
 {
     query_args qa;
@@ -167,12 +187,25 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     def.queue_capacity = 1u << 20;
     prox_engine *e = prox_engine_create(&def, bank);
     double *us = malloc(sizeof *us * (n ? n : 1));
-    if (!bank || !e || !us) {
+    double *cpu_us = qa.times ? malloc(sizeof *cpu_us * (n ? n : 1)) : NULL;
+    if (!bank || !e || !us || (qa.times && !cpu_us)) {
         fprintf(stderr, "prox: out of memory\n");
         return 1;
     }
     prox_cache cache;
     memset(&cache, 0, sizeof cache);
+    /* --coherent distance: the cache also keeps the last traversal front
+     * (mesh pairs start from it); two halves of 256k pairs, a larger front
+     * falls back to starting at the roots */
+    prox_front_entry *front = NULL;
+    if (qa.coherent && kind == PROX_QUERY_DISTANCE) {
+        cache.front_capacity = 1u << 19;
+        front = cache.front = calloc(cache.front_capacity, sizeof *front);
+        if (!front) {
+            fprintf(stderr, "prox: out of memory\n");
+            return 1;
+        }
+    }
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         prox_query q = prox_query_default(kind);
@@ -180,12 +213,15 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         q.use_cache = qa.coherent;
         prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
         prox_result r;
+        uint64_t c0 = qa.times ? thread_cpu_ns() : 0;
         uint64_t t0 = prox_now_ns();
         if (qa.budget_us > 0)
             q.deadline_ns = t0 + (uint64_t)(qa.budget_us * 1000.0);
         int rc = prox_query_run(e, &q, &p, 1, &r);
         uint64_t t1 = prox_now_ns();
         us[i] = (double)(t1 - t0) * 1e-3;
+        if (qa.times)
+            cpu_us[i] = (double)(thread_cpu_ns() - c0) * 1e-3;
         if (rc != 0 || (r.flags & PROX_RESULT_NO_HANDLER)) {
             fprintf(stderr, "prox: no %s query between these geometry types\n", argv[0]);
             status = 1;
@@ -193,7 +229,24 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         }
         printf("%.17g %.17g %.17g %d\n", r.value, r.lower, r.upper, r.complete);
     }
+    if (qa.times && !status) {
+        /* before print_timing, which sorts us */
+        FILE *tf = fopen(qa.times, "w");
+        if (!tf) {
+            fprintf(stderr, "prox: %s: %s (per-query times not written)\n", qa.times, strerror(errno));
+            status = 1;
+        } else {
+            for (size_t i = 0; i < n; i++)
+                fprintf(tf, "%.3f %.3f\n", us[i], cpu_us[i]);
+            if (fclose(tf)) {
+                fprintf(stderr, "prox: %s: %s (per-query times not written)\n", qa.times, strerror(errno));
+                status = 1;
+            }
+        }
+    }
     print_timing(us, status ? 0 : n);
+    free(cpu_us);
+    free(front);
     free(us);
     free(poses);
     prox_engine_destroy(e);
@@ -206,15 +259,15 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
 int prox_cli_distance(int argc, char **argv)
 {
     return run_queries(argc, argv, PROX_QUERY_DISTANCE,
-                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist]");
+                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE]");
 }
 
 int prox_cli_penvol(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N]");
+    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE]");
 }
 
 int prox_cli_collide(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize]");
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--times FILE]");
 }
