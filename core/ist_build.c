@@ -42,31 +42,45 @@ typedef struct adj_edge {
     uint32_t lo, hi, tri;
 } adj_edge;
 
-static int adj_cmp(const void *pa, const void *pb)
-{
-    const adj_edge *a = pa, *b = pb;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    return a->hi < b->hi ? -1 : (a->hi > b->hi);
-}
-
+/* Edge-adjacent triangles. Edges (lo, hi, tri) are bucketed by their lower
+ * vertex (a counting sort, O(n): a qsort made loading a 75k-triangle .ist
+ * take tens of ms), each bucket (a handful of edges) sorted by hi; equal
+ * neighbours in that order share an edge. */
 static int derive_adjacency(prox_ist *t)
 {
     size_t ne = (size_t)t->tri_count * 3;
     adj_edge *e = malloc(sizeof *e * (ne ? ne : 1));
+    uint32_t *cur = calloc((size_t)t->vert_count + 1, sizeof *cur);
     free(t->adj);
     t->adj = malloc(sizeof *t->adj * (t->tri_count ? t->tri_count : 1));
-    if (!e || !t->adj) {
+    if (!e || !cur || !t->adj) {
         free(e);
+        free(cur);
         return -1;
     }
     for (uint32_t i = 0; i < t->tri_count; i++)
         for (int k = 0; k < 3; k++) {
             uint32_t a = t->tris[i][k], b = t->tris[i][(k + 1) % 3];
-            e[3 * (size_t)i + k] = (adj_edge){a < b ? a : b, a < b ? b : a, i};
+            cur[(a < b ? a : b) + 1]++;
             t->adj[i][k] = i; /* no neighbour: itself */
         }
-    qsort(e, ne, sizeof *e, adj_cmp);
+    for (uint32_t v = 0; v < t->vert_count; v++)
+        cur[v + 1] += cur[v];
+    for (uint32_t i = 0; i < t->tri_count; i++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = t->tris[i][k], b = t->tris[i][(k + 1) % 3], lo = a < b ? a : b;
+            e[cur[lo]++] = (adj_edge){lo, a < b ? b : a, i};
+        }
+    /* cur[v] is now the end of bucket v (= start of v + 1); insertion sort each by hi */
+    for (uint32_t v = 0, begin = 0; v < t->vert_count; begin = cur[v], v++)
+        for (uint32_t i = begin + 1; i < cur[v]; i++) {
+            adj_edge x = e[i];
+            uint32_t j = i;
+            for (; j > begin && e[j - 1].hi > x.hi; j--)
+                e[j] = e[j - 1];
+            e[j] = x;
+        }
+    free(cur);
     for (size_t i = 0; i + 1 < ne; i++)
         if (e[i].lo == e[i + 1].lo && e[i].hi == e[i + 1].hi) {
             uint32_t a = e[i].tri, b = e[i + 1].tri;

@@ -32,28 +32,33 @@ void ist_grid_free(ist_grid *g)
     memset(g, 0, sizeof *g);
 }
 
+typedef struct build_item {
+    float c[3]; /* centroid */
+    uint32_t t; /* triangle */
+} build_item;
+
 typedef struct build_ctx {
     ist_grid *g;
-    float (*cent)[3];
+    build_item *it; /* partitioned in place (sequential access), order[] at the end */
     float (*tlo)[3], (*thi)[3];
 } build_ctx;
 
-/* quickselect on order[lo..hi) by centroid axis so that position k holds
+/* quickselect on it[lo..hi) by centroid axis so that position k holds
  * its sorted element */
 static void select_k(build_ctx *b, uint32_t lo, uint32_t hi, uint32_t k, int axis)
 {
-    uint32_t *o = b->g->order;
+    build_item *o = b->it;
     while (hi - lo > 1) {
-        float pivot = b->cent[o[lo + (hi - 1 - lo) / 2]][axis]; /* floor: j < hi - 1 */
+        float pivot = o[lo + (hi - 1 - lo) / 2].c[axis]; /* floor: j < hi - 1 */
         uint32_t i = lo, j = hi - 1;
         for (;;) {
-            while (b->cent[o[i]][axis] < pivot)
+            while (o[i].c[axis] < pivot)
                 i++;
-            while (b->cent[o[j]][axis] > pivot)
+            while (o[j].c[axis] > pivot)
                 j--;
             if (i >= j)
                 break;
-            uint32_t t = o[i];
+            build_item t = o[i];
             o[i] = o[j], o[j] = t;
             i++, j--;
         }
@@ -65,28 +70,36 @@ static void select_k(build_ctx *b, uint32_t lo, uint32_t hi, uint32_t k, int axi
     }
 }
 
+/* Top down on the centroids only (their extent picks the split axis, a
+ * quickselect splits at the median); boxes bottom up (a leaf's from its
+ * triangles, an inner node's as the union of its children's). */
 static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
 {
     ist_grid *g = b->g;
     uint32_t id = g->node_count++;
-    ist_box *n = &g->nodes[id];
-    float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-    float cmn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, cmx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-    for (uint32_t i = lo; i < hi; i++) {
-        uint32_t t = g->order[i];
-        for (int k = 0; k < 3; k++) {
-            mn[k] = b->tlo[t][k] < mn[k] ? b->tlo[t][k] : mn[k];
-            mx[k] = b->thi[t][k] > mx[k] ? b->thi[t][k] : mx[k];
-            cmn[k] = b->cent[t][k] < cmn[k] ? b->cent[t][k] : cmn[k];
-            cmx[k] = b->cent[t][k] > cmx[k] ? b->cent[t][k] : cmx[k];
-        }
-    }
-    memcpy(n->lo, mn, sizeof mn);
-    memcpy(n->hi, mx, sizeof mx);
     if (hi - lo <= LEAF_TRIS) {
+        float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t t = b->it[i].t;
+            for (int k = 0; k < 3; k++) {
+                mn[k] = b->tlo[t][k] < mn[k] ? b->tlo[t][k] : mn[k];
+                mx[k] = b->thi[t][k] > mx[k] ? b->thi[t][k] : mx[k];
+            }
+        }
+        ist_box *n = &g->nodes[id];
+        memcpy(n->lo, mn, sizeof mn);
+        memcpy(n->hi, mx, sizeof mx);
         n->a = IST_BOX_LEAF | lo;
         n->b = hi - lo;
         return id;
+    }
+    float cmn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, cmx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    for (uint32_t i = lo; i < hi; i++) {
+        const float *c = b->it[i].c;
+        for (int k = 0; k < 3; k++) {
+            cmn[k] = c[k] < cmn[k] ? c[k] : cmn[k];
+            cmx[k] = c[k] > cmx[k] ? c[k] : cmx[k];
+        }
     }
     int axis = 0;
     for (int k = 1; k < 3; k++)
@@ -96,7 +109,12 @@ static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
     select_k(b, lo, hi, mid, axis);
     uint32_t l = build_node(b, lo, mid);
     uint32_t r = build_node(b, mid, hi);
-    n = &g->nodes[id];
+    ist_box *n = &g->nodes[id];
+    const ist_box *L = &g->nodes[l], *R = &g->nodes[r];
+    for (int k = 0; k < 3; k++) {
+        n->lo[k] = L->lo[k] < R->lo[k] ? L->lo[k] : R->lo[k];
+        n->hi[k] = L->hi[k] > R->hi[k] ? L->hi[k] : R->hi[k];
+    }
     n->a = l, n->b = r;
     return id;
 }
@@ -108,14 +126,14 @@ int ist_grid_build(prox_ist *t)
     uint32_t n = t->tri_count;
     if (n == 0 || n >= IST_BOX_LEAF)
         return 0;
-    build_ctx b = {g, malloc(sizeof *b.cent * n), malloc(sizeof *b.tlo * n), malloc(sizeof *b.thi * n)};
+    build_ctx b = {g, malloc(sizeof *b.it * n), malloc(sizeof *b.tlo * n), malloc(sizeof *b.thi * n)};
     g->order = malloc(sizeof *g->order * n);
     g->nodes = malloc(sizeof *g->nodes * (2 * (size_t)n));
     int rc = -1;
-    if (!b.cent || !b.tlo || !b.thi || !g->order || !g->nodes)
+    if (!b.it || !b.tlo || !b.thi || !g->order || !g->nodes)
         goto out;
     for (uint32_t i = 0; i < n; i++) {
-        g->order[i] = i;
+        b.it[i].t = i;
         for (int k = 0; k < 3; k++) {
             double a = prox_v3_get(t->verts[t->tris[i][0]], k), c = prox_v3_get(t->verts[t->tris[i][1]], k);
             double d = prox_v3_get(t->verts[t->tris[i][2]], k);
@@ -123,11 +141,13 @@ int ist_grid_build(prox_ist *t)
             /* float boxes rounded outwards: a lower bound stays a lower bound */
             b.tlo[i][k] = nextafterf((float)mn, -FLT_MAX);
             b.thi[i][k] = nextafterf((float)mx, FLT_MAX);
-            b.cent[i][k] = (float)((a + c + d) / 3);
+            b.it[i].c[k] = (float)((a + c + d) / 3);
         }
     }
     g->node_count = 0;
     build_node(&b, 0, n);
+    for (uint32_t i = 0; i < n; i++)
+        g->order[i] = b.it[i].t;
     g->ltri = malloc(sizeof *g->ltri * n);
     if (!g->ltri)
         goto out;
@@ -137,7 +157,7 @@ int ist_grid_build(prox_ist *t)
                 g->ltri[e][3 * v + k] = (float)prox_v3_get(t->verts[t->tris[g->order[e]][v]], k);
     rc = 0;
 out:
-    free(b.cent);
+    free(b.it);
     free(b.tlo);
     free(b.thi);
     if (rc != 0)
