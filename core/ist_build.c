@@ -133,7 +133,8 @@ static void derive_dr(prox_ist *t)
 
 int ist_derive(prox_ist *t)
 {
-    if (derive_adjacency(t) != 0 || ist_grid_build(t) != 0)
+    /* adjacency and the triangle box tree come with version 2 files */
+    if ((!t->adj && derive_adjacency(t) != 0) || (!t->grid.nodes && ist_grid_build(t) != 0))
         return -1;
     free(t->nsph);
     free(t->nvol);

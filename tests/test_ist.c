@@ -2,6 +2,8 @@
  * and queries against closed forms and brute force. */
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "check.h"
 #include "../core/ist_internal.h"
 #include "../core/sphere.h"
@@ -142,6 +144,8 @@ static void test_refuses_open_mesh(void)
     prox_mesh_free(b);
 }
 
+static prox_result run(const prox_tree *a, const prox_tree *b, prox_xform xb, prox_query q, prox_cache *cache);
+
 static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
@@ -158,6 +162,41 @@ static void test_files(void)
         CHECK(!memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count), "spheres equal");
         CHECK(!memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count), "nodes equal");
         prox_ist_free(u);
+    }
+    /* a version 1 file (no derived block) still loads and answers the same */
+    {
+        FILE *g = fopen(path, "rb");
+        fseek(g, 0, SEEK_END);
+        long full = ftell(g);
+        fseek(g, 0, SEEK_SET);
+        unsigned char *b = malloc((size_t)full);
+        CHECK(fread(b, 1, (size_t)full, g) == (size_t)full, "read back");
+        fclose(g);
+        size_t v1 = 8 + 8 * 4 + 16 + 9 * 8 + 4 + sizeof(ist_node) * t->node_count + sizeof(ist_sphere) * t->sphere_count +
+                    sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
+        uint32_t one = 1;
+        memcpy(b + 8, &one, 4);
+        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v1 - 8));
+        memcpy(b + v1, &crc, 4);
+        char p1[] = "/tmp/hapticd-ist1-XXXXXX";
+        int fd1 = mkstemp(p1);
+        CHECK(fd1 >= 0 && write(fd1, b, v1 + 4) == (ssize_t)(v1 + 4), "write v1");
+        close(fd1);
+        free(b);
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p1, &w, err, sizeof err) == 0 && w, "version 1 loads: %s", err);
+        if (w) {
+            CHECK(w->adj && w->grid.nodes && !memcmp(w->adj, t->adj, sizeof(uint32_t[3]) * t->tri_count),
+                  "version 1: adjacency derived");
+            for (int i = 0; i < 8; i++) {
+                prox_xform xb = prox_xform_from_pose(prox_v3(0.6 + 0.05 * i, 0.1 * i, 0.05), prox_quat_axis_angle(prox_v3(0, 1, 1), 0.3 * i));
+                prox_result r1 = run(prox_ist_tree(w), prox_ist_tree(w), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+                prox_result r2 = run(prox_ist_tree(t), prox_ist_tree(t), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+                CHECK(r1.value == r2.value, "version 1 file answers %.17g, built tree %.17g", r1.value, r2.value);
+            }
+            prox_ist_free(w);
+        }
+        unlink(p1);
     }
     /* truncated, corrupted, not an ist */
     FILE *f = fopen(path, "r+b");

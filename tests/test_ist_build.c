@@ -271,6 +271,10 @@ static void test_file_indices(void)
     const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, child_at = offsetof(ist_node, child);
     const size_t spheres_at = nodes_at + sizeof(ist_node) * t->node_count;
     const size_t tris_at = spheres_at + sizeof(ist_sphere) * t->sphere_count + sizeof(prox_vec3) * t->vert_count;
+    const size_t adj_at = tris_at + sizeof(uint32_t[3]) * t->tri_count + 4;
+    const size_t boxes_at = adj_at + sizeof(uint32_t[3]) * t->tri_count;
+    const size_t order_at = boxes_at + sizeof(ist_box) * t->grid.node_count;
+    const size_t ltri_at = order_at + sizeof(uint32_t) * t->tri_count;
     struct {
         const char *what;
         size_t off;
@@ -286,6 +290,14 @@ static void test_file_indices(void)
         {"NaN radius", spheres_at + offsetof(ist_sphere, r), 0, NAN, 1},
         {"negative secondary radius", spheres_at + sizeof(ist_sphere) + offsetof(ist_sphere, r2), 0, -1.0f, 1},
         {"NaN child sphere", nodes_at + offsetof(ist_node, cr) + 8, 0, NAN, 1},
+        /* version 2's derived block: adjacency, triangle box tree, leaf order, float triangles */
+        {"neighbour triangle out of range", adj_at + 8, t->tri_count, 0, 0},
+        {"box child before its parent (a cycle)", boxes_at + offsetof(ist_box, a), 0, 0, 0},
+        {"box leaf range past the triangles", boxes_at + (t->grid.node_count - 1) * sizeof(ist_box) + offsetof(ist_box, b),
+         t->tri_count + 1, 0, 0},
+        {"leaf order out of range", order_at + 4, t->tri_count, 0, 0},
+        {"NaN leaf triangle", ltri_at + 16, 0, NAN, 1},
+        {"inverted box", boxes_at + offsetof(ist_box, lo), 0, 1e30f, 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (cases[k].is_float)
