@@ -402,14 +402,17 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
     get_kids(A, na, NULL, &ka);
     get_kids(B, nb, &p->b_in_a, &kb);
     prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
+    const int fronts = front_on(p);
     for (int i = 0; i < ka.n; i++)
         for (int j = 0; j < kb.n; j++) {
             double dx = kb.x[j] - ka.x[i], dy = kb.y[j] - ka.y[i], dz = kb.z[j] - ka.z[i];
-            double dist = sqrt(dx * dx + dy * dy + dz * dz);
-            if (dist >= ka.R[i] + kb.R[j]) {
-                front_record(p, ka.id[i], kb.id[j]);
+            double d2 = dx * dx + dy * dy + dz * dz, rr = ka.R[i] + kb.R[j];
+            if (d2 >= rr * rr) {
+                if (fronts)
+                    front_record(p, ka.id[i], kb.id[j]);
                 continue; /* bounding spheres apart: nothing below overlaps */
             }
+            double dist = sqrt(d2);
             int la = (ka.id[i] & IST_LEAF) != 0, lb = (kb.id[j] & IST_LEAF) != 0;
             if (la && lb) {
                 leaf_volume(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
