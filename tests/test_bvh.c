@@ -662,6 +662,23 @@ static void test_cli(void)
         CHECK(n == n2 && n == N, "coherent line count");
         for (int i = 0; i < n && i < n2; i++)
             CHECK(strcmp(out[i], out2[i]) == 0, "--coherent line %d: %s vs %s", i, out2[i], out[i]);
+        /* --times: one `wall_us cpu_us` line per query, the answers unchanged */
+        char tpath[300];
+        snprintf(tpath, sizeof tpath, "%s/times.txt", dir);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --times %s %s", prox_bin, pa, pb, pp, tpath, norm ? "--normalize" : "");
+        run_cmd(cmd, out2, 64, &n2, err);
+        CHECK(n2 == N && strcmp(out2[0], out[0]) == 0, "--times keeps stdout");
+        FILE *tf = fopen(tpath, "r");
+        int tl = 0;
+        double w, cpu;
+        while (tf && fscanf(tf, "%lf %lf", &w, &cpu) == 2) {
+            CHECK(w >= 0 && cpu >= 0 && isfinite(w) && isfinite(cpu), "times line %d: %g %g", tl, w, cpu);
+            tl++;
+        }
+        if (tf)
+            fclose(tf);
+        remove(tpath);
+        CHECK(tl == N, "--times wrote %d lines for %d queries", tl, N);
         prox_mesh_free(An);
         prox_mesh_free(Bn);
     }
