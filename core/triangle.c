@@ -154,13 +154,37 @@ static int tri_degenerate(const prox_vec3 T[3])
     return !(prox_v3_len2(prox_v3_cross(e1, e2)) > 1e-24 * s * s);
 }
 
+/* all of T strictly on one side of the plane through A with normal n? */
+static int strictly_one_side(prox_vec3 n, prox_vec3 a, const prox_vec3 T[3])
+{
+    double s0 = prox_v3_dot(n, prox_v3_sub(T[0], a)), s1 = prox_v3_dot(n, prox_v3_sub(T[1], a));
+    double s2 = prox_v3_dot(n, prox_v3_sub(T[2], a));
+    return (s0 > 0 && s1 > 0 && s2 > 0) || (s0 < 0 && s1 < 0 && s2 < 0);
+}
+
+/* Does v = y - x separate P (behind x) from Q (beyond y)? Then no points of
+ * the triangles are closer than |v| (the slab between the two planes
+ * normal to v through x and y lies between them), and (x, y) is the answer. */
+static int separates(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 x, prox_vec3 y)
+{
+    prox_vec3 v = prox_v3_sub(y, x);
+    for (int i = 0; i < 3; i++)
+        if (prox_v3_dot(prox_v3_sub(P[i], x), v) > 0 || prox_v3_dot(prox_v3_sub(Q[i], y), v) < 0)
+            return 0;
+    return 1;
+}
+
 double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q)
 {
     double best = DBL_MAX;
     prox_vec3 bp = P[0], bq = Q[0], c1, c2;
-    /* edge crossings: distance 0 */
+    /* edge crossings: distance 0; impossible when either triangle lies
+     * strictly on one side of the other's plane */
     int degP = tri_degenerate(P), degQ = tri_degenerate(Q);
-    for (int i = 0; i < 3; i++) {
+    prox_vec3 nP = prox_v3_cross(prox_v3_sub(P[1], P[0]), prox_v3_sub(P[2], P[0]));
+    prox_vec3 nQ = prox_v3_cross(prox_v3_sub(Q[1], Q[0]), prox_v3_sub(Q[2], Q[0]));
+    int apart = (!degP && strictly_one_side(nP, P[0], Q)) || (!degQ && strictly_one_side(nQ, Q[0], P));
+    for (int i = 0; i < 3 && !apart; i++) {
         prox_vec3 x;
         if (!degQ && seg_tri_cross(P[i], P[(i + 1) % 3], Q, &x)) {
             if (p_on_P)
@@ -184,6 +208,10 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
                 best = d;
                 bp = c1;
                 bq = c2;
+                /* an edge pair whose connecting segment separates the
+                 * triangles is the closest pair (PQP's early exit) */
+                if (d > 0 && separates(P, Q, c1, c2))
+                    goto done;
             }
         }
     }
@@ -201,6 +229,7 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
             bq = Q[i];
         }
     }
+done:
     if (p_on_P)
         *p_on_P = bp;
     if (q_on_Q)
