@@ -59,6 +59,25 @@ static inline int check_summary(const char *program)
 }
 
 /* Deterministic PRNG for tests (splitmix64). */
+/* A whole file read into a malloc'd buffer (NULL on failure); *size its length. */
+static inline unsigned char *check_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *size = b ? (size_t)n : 0;
+    return b;
+}
+
 static inline unsigned long long check_rng_next(unsigned long long *s)
 {
     unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);

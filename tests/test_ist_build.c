@@ -236,17 +236,15 @@ out:
 /* patch a saved file at `off` with `len` bytes and fix its CRC */
 static void write_patched(const char *src, const char *dst, size_t off, const void *bytes, size_t len)
 {
-    FILE *f = fopen(src, "rb");
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)size);
-    CHECK(fread(b, 1, (size_t)size, f) == (size_t)size, "read back");
-    fclose(f);
+    size_t size;
+    unsigned char *b = check_read_file(src, &size);
+    CHECK(b != NULL && size >= 12, "read back");
+    if (!b)
+        return;
     memcpy(b + off, bytes, len);
     uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(size - 12));
     memcpy(b + size - 4, &crc, 4);
-    f = fopen(dst, "wb");
+    FILE *f = fopen(dst, "wb");
     CHECK(fwrite(b, 1, (size_t)size, f) == (size_t)size, "write patched");
     fclose(f);
     free(b);
