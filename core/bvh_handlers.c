@@ -254,7 +254,7 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
     if (!(best < INFINITY))
         return -1; /* nothing seeded: the front would prune nothing */
     /* a front only deepens (pairs that drift apart are not raised again):
-     * once it has doubled since the last start from the roots, start over */
+     * once it has grown by 1/8 since the last start from the roots, start over */
     if (n > p->cache->front_base + p->cache->front_base / 8 + 64)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
@@ -287,7 +287,7 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
     }
     if (front && start_from_front(c, p, front, n_front) == 0)
         return;
-    if (front)
+    if (prox_front_on(p))
         p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
     dive_distance(c, p); /* cheap; better than a stale cached pair after a jump */
     if (prox_ctx_done(c))
@@ -295,16 +295,16 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
 
+/* distance only (tolerance registers neither) */
 static void pruned_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
 {
     (void)c;
-    if (p->query->kind == PROX_QUERY_DISTANCE)
-        prox_front_record(p, na, nb);
+    prox_front_record(p, na, nb);
 }
 
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
-    if (p->query->kind != PROX_QUERY_DISTANCE || !prox_front_on(p))
+    if (!prox_front_on(p))
         return;
     prox_front_finish(c, p);
     if (p->cache->front_base == 0)
@@ -350,13 +350,13 @@ void prox_bvh_register(prox_bank *bank)
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_DISTANCE, &h);
     h.name = "mesh-mesh tolerance (OBB+RSS)";
     h.expand = expand_tolerance;
+    h.pruned = NULL;
+    h.finish = NULL;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_TOLERANCE, &h);
     h.name = "mesh-mesh collide (OBB)";
     h.expand = expand_collide;
     h.root = root_collide;
     h.seed = NULL;
-    h.pruned = NULL;
-    h.finish = NULL;
     prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_COLLIDE, &h);
     h.name = "mesh-mesh contacts (OBB)";
     h.expand = expand_contacts;

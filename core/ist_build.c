@@ -134,7 +134,7 @@ static void derive_dr(prox_ist *t)
 int ist_derive(prox_ist *t)
 {
     /* adjacency and the triangle box tree come with version 2 files */
-    if ((!t->adj && derive_adjacency(t) != 0) || (!t->grid.nodes && ist_grid_build(t) != 0))
+    if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0))
         return -1;
     free(t->nsph);
     free(t->nvol);
@@ -174,7 +174,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nleaves);
     free(t->adj);
     free(t->dr);
-    ist_grid_free(&t->grid);
+    ist_tritree_free(&t->tritree);
     free(t->nodes);
     free(t->spheres);
     free(t->verts);

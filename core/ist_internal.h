@@ -30,7 +30,7 @@ typedef struct ist_sphere {
     uint32_t tri; /* closest triangle of the centre */
 } ist_sphere;
 
-/* Box tree over the triangles (ist_grid.c): closest-point queries for the
+/* Box tree over the triangles (ist_tritree.c): closest-point queries for the
  * distance refinement. Derived at build and load, not stored. A node is a
  * float box rounded outwards; leaf: a = IST_BOX_LEAF | first index into
  * order, b = count; inner: a, b = children. */
@@ -39,12 +39,12 @@ typedef struct ist_box {
     float lo[3], hi[3];
     uint32_t a, b;
 } ist_box;
-typedef struct ist_grid {
+typedef struct ist_tritree {
     ist_box *nodes;
     uint32_t *order; /* triangle indices, leaf ranges */
     float (*ltri)[9]; /* the triangles in leaf order, float: one stream per leaf */
     uint32_t node_count;
-} ist_grid;
+} ist_tritree;
 
 struct prox_ist {
     prox_tree tree;
@@ -72,16 +72,16 @@ struct prox_ist {
      * only need those; the record's cr also covers the secondary radii,
      * about 1.4x larger) */
     float (*dr)[4];
-    ist_grid grid;
+    ist_tritree tritree;
 };
 
-int ist_grid_build(prox_ist *t); /* 0, or -1 out of memory */
-void ist_grid_free(ist_grid *g);
+int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
+void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer
  * than `bound` (INFINITY: anywhere). Returns the distance and sets *tri and
  * *closest, or INFINITY with *tri = UINT32_MAX when nothing is closer than
  * bound. Adds the triangles tested to *tests. No allocation. */
-double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests);
+double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests);
 
 /* Fill nsph/nvol/nleaves (build and load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);

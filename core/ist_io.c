@@ -45,7 +45,7 @@ static size_t derived_size(uint32_t tris, uint32_t boxes)
 
 int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
 {
-    uint32_t boxes = t->grid.nodes ? t->grid.node_count : 0;
+    uint32_t boxes = t->tritree.nodes ? t->tritree.node_count : 0;
     if (!t->adj || (t->tri_count && !boxes)) {
         snprintf(err, errlen, "%s: inner sphere tree not fully derived", path);
         return -1;
@@ -73,9 +73,9 @@ int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
     memcpy(p, &boxes, 4), p += 4;
     if (t->tri_count) {
         memcpy(p, t->adj, sizeof(uint32_t[3]) * t->tri_count), p += sizeof(uint32_t[3]) * t->tri_count;
-        memcpy(p, t->grid.nodes, sizeof(ist_box) * boxes), p += sizeof(ist_box) * boxes;
-        memcpy(p, t->grid.order, sizeof(uint32_t) * t->tri_count), p += sizeof(uint32_t) * t->tri_count;
-        memcpy(p, t->grid.ltri, sizeof(float[9]) * t->tri_count), p += sizeof(float[9]) * t->tri_count;
+        memcpy(p, t->tritree.nodes, sizeof(ist_box) * boxes), p += sizeof(ist_box) * boxes;
+        memcpy(p, t->tritree.order, sizeof(uint32_t) * t->tri_count), p += sizeof(uint32_t) * t->tri_count;
+        memcpy(p, t->tritree.ltri, sizeof(float[9]) * t->tri_count), p += sizeof(float[9]) * t->tri_count;
     }
     uint32_t crc = (uint32_t)crc32(0L, buf + 8, (uInt)n);
     memcpy(p, &crc, 4);
@@ -142,7 +142,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: corrupt .ist header (counts out of range)", path);
         goto fail;
     }
-    size_t n = payload_size(h[2], h[3], h[4], h[5]), base = n;
+    size_t n = payload_size(h[2], h[3], h[4], h[5]);
     uint32_t boxes = 0;
     if (h[0] >= 2) {
         if ((size_t)size >= 8 + n + 4 + 4)
@@ -189,7 +189,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     memcpy(t->tris, p, sizeof(uint32_t[3]) * t->tri_count), p += sizeof(uint32_t[3]) * t->tri_count;
     if (h[0] >= 2 && t->tri_count) {
         p += 4; /* box count, read above */
-        ist_grid *g = &t->grid;
+        ist_tritree *g = &t->tritree;
         t->adj = malloc(sizeof(uint32_t[3]) * t->tri_count);
         g->nodes = malloc(sizeof(ist_box) * (boxes ? boxes : 1));
         g->order = malloc(sizeof(uint32_t) * t->tri_count);
@@ -202,7 +202,6 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         memcpy(g->order, p, sizeof(uint32_t) * t->tri_count), p += sizeof(uint32_t) * t->tri_count;
         memcpy(g->ltri, p, sizeof(float[9]) * t->tri_count);
     }
-    (void)base;
     /* validate everything a query will follow or compute with */
     int ok = valid_id(t, t->tree.root) && t->tree.root != IST_EMPTY && (t->tree.root & IST_LEAF) == 0 && t->node_count > 0;
     for (int k = 0; k < 4; k++)
@@ -227,7 +226,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     if (ok && t->adj) {
         /* the derived block: adjacency in range; the box tree a tree (children
          * after their parent), leaves covering order[] within range, finite */
-        const ist_grid *g = &t->grid;
+        const ist_tritree *g = &t->tritree;
         for (uint32_t i = 0; ok && i < t->tri_count; i++)
             ok = t->adj[i][0] < t->tri_count && t->adj[i][1] < t->tri_count && t->adj[i][2] < t->tri_count &&
                  g->order[i] < t->tri_count;

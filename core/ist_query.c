@@ -1,4 +1,4 @@
-/* ist_query.c - (IST, IST) handlers: distance (Algorithm 1, refined with
+/* ist_query.c - (IST, IST) handlers: distance (Algorithm 1, refined on
  * the exact triangles of the closest spheres, 4.1.2), tolerance, collide,
  * contacts, and penetration volume (Algorithm 2; time-critical Algorithm 3
  * through the engine's deadline). RT safe.
@@ -8,9 +8,10 @@
  * radii (4.2.1): their volumes add up to the object's voxelized volume.
  * Expected overlap of a node pair (its share of the running estimate):
  * the lens of the two bounding spheres, each thinned by its fill ratio
- * (leaf volume / bounding sphere volume). Priority: largest expected
- * overlap first. Certified upper bound of a node pair: min(volA * leavesB,
- * volB * leavesA) (each leaf lens is at most the smaller leaf).
+ * (leaf volume / bounding sphere volume); with a deadline the second-level
+ * estimate Vol^(1) (see push_vol). Certified upper bound of a node pair:
+ * min(volA * leavesB, volB * leavesA) (each leaf lens is at most the
+ * smaller leaf).
  */
 #include <string.h>
 
@@ -106,10 +107,8 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
             double dx = ka.x[i] - kb.x[j], dy = ka.y[i] - kb.y[j], dz = ka.z[i] - kb.z[j];
             double d2 = dx * dx + dy * dy + dz * dz, rr = ka.R[i] + kb.R[j];
             /* prune on squares; the square root only for what survives */
-            double lim = overlap_only ? rr : best + rr;
-            if (!(lim > 0) || d2 >= lim * lim)
-                if (overlap_only ? d2 > rr * rr : 1)
-                    continue;
+            if (overlap_only ? d2 > rr * rr : !(best + rr > 0) || d2 >= (best + rr) * (best + rr))
+                continue;
             double g = sqrt(d2) - rr;
             if (overlap_only ? g > 0 : g >= best)
                 continue;
@@ -216,15 +215,15 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int a_first, ref
         prox_vec3 q1, q2;
         /* first surface: the one x is to be projected on */
         if (a_first) {
-            if (ist_grid_closest(A, x, on_first, &t1, &q1, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(A, x, on_first, &t1, &q1, &rb->tests) == INFINITY)
                 break;
-            if (ist_grid_closest(B, prox_xform_point(&p->a_in_b, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
                 break; /* B comes no closer to q1 than the best pair already found */
             ta = t1, tb = t2;
         } else {
-            if (ist_grid_closest(B, prox_xform_point(&p->a_in_b, x), on_first, &t1, &q1, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, x), on_first, &t1, &q1, &rb->tests) == INFINITY)
                 break;
-            if (ist_grid_closest(A, prox_xform_point(&p->b_in_a, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(A, prox_xform_point(&p->b_in_a, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
                 break;
             ta = t2, tb = t1;
         }
@@ -250,9 +249,10 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int a_first, ref
  * from there to the closest point of B's, and back (alternating
  * projection through the triangle box trees), and the same from A's
  * witness starting on B (the two often settle in different local minima
- * of a non-convex pair), then finishes with the exact triangle-pair
- * descent from the best pair. Every value offered is the exact distance of
- * a real triangle pair. */
+ * of a non-convex pair); then from the other candidate sphere pairs (see
+ * ist_cand) and, with the cache, from the last answer's triangle pair;
+ * then finishes with the exact triangle-pair descent from the best pair.
+ * Every value offered is the exact distance of a real triangle pair. */
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -265,7 +265,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     if (out_of_time(p))
         return; /* out of time: the sphere distance stands (a valid upper bound) */
     refine_best rb = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), A->spheres[la].tri, B->spheres[lb].tri, 0};
-    if (A->grid.nodes && B->grid.nodes) {
+    if (A->tritree.nodes && B->tritree.nodes) {
         const ist_cand *k = p->scratch;
         for (uint32_t i = 0; i <= k->n; i++) {
             /* the best pair first, both ways; then the other places, one way */
@@ -285,7 +285,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         }
     }
     prox_cache *cache = p->query->use_cache ? p->cache : NULL;
-    if (cache && cache->hint_a < A->tri_count && cache->hint_b < B->tri_count && A->grid.nodes && B->grid.nodes) {
+    if (cache && cache->hint_a < A->tri_count && cache->hint_b < B->tri_count && A->tritree.nodes && B->tritree.nodes) {
         /* coherence: the last answer's triangle pair, and a chain from it */
         prox_vec3 pa, pb;
         double d = tri_pair_distance(A, cache->hint_a, B, cache->hint_b, &p->b_in_a, &pa, &pb);
@@ -306,17 +306,10 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 
 static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
 
-/* ---- penetration volume fronts (coherence) ----
- * A query records its terminal node pairs (pairs found apart, leaf pairs,
- * containment shortcuts): a cut of the traversal tree under which every
- * leaf pair lies exactly once. The next query starts from that cut instead
- * of the root: pairs still apart are carried over untested below, pairs
- * that now overlap are expanded. The cache's front array holds two halves,
- * the last front and the one being recorded. A front that outgrows its half
- * (or an incomplete query) is dropped and the next query starts at the
- * root again. */
-static int front_on(const prox_pairstate *p) { return prox_front_on(p); }
-static void front_record(const prox_pairstate *p, uint32_t na, uint32_t nb) { prox_front_record(p, na, nb); }
+/* Penetration-volume fronts (coherence; the engine's prox_front_*): a query
+ * records its terminal pairs (pairs found apart, leaf pairs, containment
+ * shortcuts), a cut under which every leaf pair lies once; the next query
+ * starts from it. */
 
 /* Expected overlap (paper, eq. 8): the bounding spheres' lens thinned by
  * both densities (leaf volume / sphere volume), at most the smaller volume */
@@ -395,28 +388,28 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     if ((na & IST_LEAF) && (nb & IST_LEAF)) {
         leaf_volume(c, p, na & ~IST_LEAF, nb & ~IST_LEAF);
-        front_record(p, na, nb);
+        prox_front_record(p, na, nb);
         return;
     }
     kids ka, kb;
     get_kids(A, na, NULL, &ka);
     get_kids(B, nb, &p->b_in_a, &kb);
     prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
-    const int fronts = front_on(p);
+    const int fronts = prox_front_on(p);
     for (int i = 0; i < ka.n; i++)
         for (int j = 0; j < kb.n; j++) {
             double dx = kb.x[j] - ka.x[i], dy = kb.y[j] - ka.y[i], dz = kb.z[j] - ka.z[i];
             double d2 = dx * dx + dy * dy + dz * dz, rr = ka.R[i] + kb.R[j];
             if (d2 >= rr * rr) {
                 if (fronts)
-                    front_record(p, ka.id[i], kb.id[j]);
+                    prox_front_record(p, ka.id[i], kb.id[j]);
                 continue; /* bounding spheres apart: nothing below overlaps */
             }
             double dist = sqrt(d2);
             int la = (ka.id[i] & IST_LEAF) != 0, lb = (kb.id[j] & IST_LEAF) != 0;
             if (la && lb) {
                 leaf_volume(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
-                front_record(p, ka.id[i], kb.id[j]);
+                prox_front_record(p, ka.id[i], kb.id[j]);
                 continue;
             }
             /* containment shortcut: a hierarchy sphere inside a (secondary)
@@ -426,7 +419,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
                 if (dist + ka.R[i] <= r) {
                     prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
                     prox_ctx_add_volume(c, p, ka.vol[i], n, prox_v3(ka.x[i], ka.y[i], ka.z[i]), IST_EMPTY, kb.id[j] & ~IST_LEAF);
-                    front_record(p, ka.id[i], kb.id[j]);
+                    prox_front_record(p, ka.id[i], kb.id[j]);
                     continue;
                 }
             } else if (la && !lb) {
@@ -434,7 +427,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
                 if (dist + kb.R[j] <= r) {
                     prox_vec3 n = dist > 0 ? prox_v3(dx / dist, dy / dist, dz / dist) : prox_v3(0, 0, 1);
                     prox_ctx_add_volume(c, p, kb.vol[j], n, prox_v3(kb.x[j], kb.y[j], kb.z[j]), ka.id[i] & ~IST_LEAF, IST_EMPTY);
-                    front_record(p, ka.id[i], kb.id[j]);
+                    prox_front_record(p, ka.id[i], kb.id[j]);
                     continue;
                 }
             }
@@ -466,7 +459,7 @@ static void root_penvol(prox_ctx *c, const prox_pairstate *p)
         for (uint32_t i = 0; i < n_front; i++) {
             double dist = pair_kids(p, src[i].na, src[i].nb, &ka, &kb);
             if (dist >= ka.R[0] + kb.R[0])
-                front_record(p, src[i].na, src[i].nb); /* still apart: stays in the front */
+                prox_front_record(p, src[i].na, src[i].nb); /* still apart: stays in the front */
             else
                 push_vol(c, p, &ka, 0, &kb, 0, dist);
         }
@@ -476,7 +469,7 @@ static void root_penvol(prox_ctx *c, const prox_pairstate *p)
     if (dist < ka.R[0] + kb.R[0])
         push_vol(c, p, &ka, 0, &kb, 0, dist);
     else
-        front_record(p, p->a->root, p->b->root);
+        prox_front_record(p, p->a->root, p->b->root);
 }
 
 static void finish_penvol(prox_ctx *c, const prox_pairstate *p) { prox_front_finish(c, p); }

@@ -182,7 +182,7 @@ static void test_files(void)
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p1, &w, err, sizeof err) == 0 && w, "version 1 loads: %s", err);
         if (w) {
-            CHECK(w->adj && w->grid.nodes && !memcmp(w->adj, t->adj, sizeof(uint32_t[3]) * t->tri_count),
+            CHECK(w->adj && w->tritree.nodes && !memcmp(w->adj, t->adj, sizeof(uint32_t[3]) * t->tri_count),
                   "version 1: adjacency derived");
             for (int i = 0; i < 8; i++) {
                 prox_xform xb = prox_xform_from_pose(prox_v3(0.6 + 0.05 * i, 0.1 * i, 0.05), prox_quat_axis_angle(prox_v3(0, 1, 1), 0.3 * i));
@@ -356,11 +356,11 @@ static void test_closest_point_tree(void)
         double want = mesh_surface_dist(m, p);
         uint32_t tri, tests = 0;
         prox_vec3 q;
-        double got = ist_grid_closest(t, p, INFINITY, &tri, &q, &tests);
+        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, &tests);
         CHECK(fabs(got - want) <= 1e-12 * (1 + want), "closest %.17g vs brute force %.17g", got, want);
         CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= 1e-12, "witness on triangle %u", tri);
         CHECK(tests < m->triangle_count / 4, "pruned: %u of %u triangles tested", tests, m->triangle_count);
-        CHECK(ist_grid_closest(t, p, want * 0.999, &tri, &q, NULL) == INFINITY && tri == UINT32_MAX,
+        CHECK(ist_tritree_closest(t, p, want * 0.999, &tri, &q, NULL) == INFINITY && tri == UINT32_MAX,
               "nothing closer than the bound");
     }
     prox_ist_free(t);

@@ -271,7 +271,7 @@ static void test_file_indices(void)
     const size_t tris_at = spheres_at + sizeof(ist_sphere) * t->sphere_count + sizeof(prox_vec3) * t->vert_count;
     const size_t adj_at = tris_at + sizeof(uint32_t[3]) * t->tri_count + 4;
     const size_t boxes_at = adj_at + sizeof(uint32_t[3]) * t->tri_count;
-    const size_t order_at = boxes_at + sizeof(ist_box) * t->grid.node_count;
+    const size_t order_at = boxes_at + sizeof(ist_box) * t->tritree.node_count;
     const size_t ltri_at = order_at + sizeof(uint32_t) * t->tri_count;
     struct {
         const char *what;
@@ -291,7 +291,7 @@ static void test_file_indices(void)
         /* version 2's derived block: adjacency, triangle box tree, leaf order, float triangles */
         {"neighbour triangle out of range", adj_at + 8, t->tri_count, 0, 0},
         {"box child before its parent (a cycle)", boxes_at + offsetof(ist_box, a), 0, 0, 0},
-        {"box leaf range past the triangles", boxes_at + (t->grid.node_count - 1) * sizeof(ist_box) + offsetof(ist_box, b),
+        {"box leaf range past the triangles", boxes_at + (t->tritree.node_count - 1) * sizeof(ist_box) + offsetof(ist_box, b),
          t->tri_count + 1, 0, 0},
         {"leaf order out of range", order_at + 4, t->tri_count, 0, 0},
         {"NaN leaf triangle", ltri_at + 16, 0, NAN, 1},

@@ -1,4 +1,4 @@
-/* ist_grid.c - an axis-aligned box tree over an inner sphere tree's
+/* ist_tritree.c - an axis-aligned box tree over an inner sphere tree's
  * triangles, for closest-point-on-surface queries during distance
  * refinement.
  *
@@ -24,7 +24,7 @@
 
 #define LEAF_TRIS 4
 
-void ist_grid_free(ist_grid *g)
+void ist_tritree_free(ist_tritree *g)
 {
     free(g->nodes);
     free(g->order);
@@ -38,7 +38,7 @@ typedef struct build_item {
 } build_item;
 
 typedef struct build_ctx {
-    ist_grid *g;
+    ist_tritree *g;
     build_item *it; /* partitioned in place (sequential access), order[] at the end */
     float (*tlo)[3], (*thi)[3];
 } build_ctx;
@@ -75,7 +75,7 @@ static void select_k(build_ctx *b, uint32_t lo, uint32_t hi, uint32_t k, int axi
  * triangles, an inner node's as the union of its children's). */
 static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
 {
-    ist_grid *g = b->g;
+    ist_tritree *g = b->g;
     uint32_t id = g->node_count++;
     if (hi - lo <= LEAF_TRIS) {
         float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
@@ -119,10 +119,10 @@ static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
     return id;
 }
 
-int ist_grid_build(prox_ist *t)
+int ist_tritree_build(prox_ist *t)
 {
-    ist_grid *g = &t->grid;
-    ist_grid_free(g);
+    ist_tritree *g = &t->tritree;
+    ist_tritree_free(g);
     uint32_t n = t->tri_count;
     if (n == 0 || n >= IST_BOX_LEAF)
         return 0;
@@ -161,7 +161,7 @@ out:
     free(b.tlo);
     free(b.thi);
     if (rc != 0)
-        ist_grid_free(g);
+        ist_tritree_free(g);
     return rc;
 }
 
@@ -175,9 +175,9 @@ static inline double box_dist2(const ist_box *n, const double p[3])
     return s;
 }
 
-double ist_grid_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests)
+double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests)
 {
-    const ist_grid *g = &t->grid;
+    const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
     if (!g->nodes)
         return INFINITY;
