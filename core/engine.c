@@ -201,6 +201,8 @@ void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests)
     c->r->leaf_tests += leaf_tests;
 }
 
+void prox_ctx_count_expansions(prox_ctx *c, uint32_t expansions) { c->r->expansions += expansions; }
+
 void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, prox_vec3 pa, prox_vec3 pb, uint32_t la,
                              uint32_t lb)
 {
@@ -287,6 +289,33 @@ void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, pr
     prox_vec3 com = prox_xform_point(&pp->caller_pose_b, pp->caller_b->com);
     c->force = prox_v3_add(c->force, f);
     c->torque = prox_v3_add(c->torque, prox_v3_cross(prox_v3_sub(wp, com), f));
+}
+
+void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 F, prox_vec3 M,
+                             double deepest, uint32_t la, uint32_t lb)
+{
+    if (!(volume > 0.0))
+        return;
+    c->vol_exact += volume;
+    c->overlap = 1;
+    pair_priv *pp = &c->e->pp[p->index];
+    if (!pp->have_best || -deepest < pp->best) {
+        pp->best = -deepest;
+        pp->la = la;
+        pp->lb = lb;
+        pp->have_best = 1;
+    }
+    /* world: f = R F; torque about com = sum (R p_i + t - com) x (R f_i)
+     * = R M + (t - com) x f */
+    prox_vec3 f = prox_xform_vector(&p->pose_a, F), m = prox_xform_vector(&p->pose_a, M);
+    prox_vec3 com = prox_xform_point(&pp->caller_pose_b, pp->caller_b->com);
+    prox_vec3 tq = prox_v3_add(m, prox_v3_cross(prox_v3_sub(p->pose_a.t, com), f));
+    if (p->swapped) { /* the caller's B is the handler's A */
+        f = prox_v3_scale(f, -1.0);
+        tq = prox_v3_scale(tq, -1.0);
+    }
+    c->force = prox_v3_add(c->force, f);
+    c->torque = prox_v3_add(c->torque, tq);
 }
 
 /* ---- the query ---- */

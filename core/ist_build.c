@@ -145,8 +145,33 @@ int ist_derive(prox_ist *t)
     t->nleaves = malloc(sizeof *t->nleaves * n);
     free(t->dr);
     t->dr = malloc(sizeof *t->dr * n);
-    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr)
+    free(t->ncen);
+    t->ncen = malloc(sizeof *t->ncen * n);
+    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr || !t->ncen)
         return -1;
+    /* children have larger indices than their parents: bottom up */
+    for (uint32_t i = t->node_count; i-- > 0;) {
+        double w = 0, c[3] = {0, 0, 0};
+        for (int j = 0; j < 4; j++) {
+            uint32_t ch = t->nodes[i].child[j];
+            if (ch == IST_EMPTY)
+                continue;
+            double v, q[3];
+            if (ch & IST_LEAF) {
+                const ist_sphere *s = &t->spheres[ch & ~IST_LEAF];
+                v = (double)s->r2 * s->r2 * s->r2, q[0] = s->x, q[1] = s->y, q[2] = s->z;
+            } else {
+                v = (double)t->ncen[ch][3] * t->ncen[ch][3] * t->ncen[ch][3];
+                q[0] = t->ncen[ch][0], q[1] = t->ncen[ch][1], q[2] = t->ncen[ch][2];
+            }
+            w += v;
+            for (int k = 0; k < 3; k++)
+                c[k] += v * q[k];
+        }
+        for (int k = 0; k < 3; k++)
+            t->ncen[i][k] = w > 0 ? (float)(c[k] / w) : t->nodes[i].cx[0];
+        t->ncen[i][3] = (float)cbrt(w);
+    }
     derive_dr(t);
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
@@ -174,6 +199,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nleaves);
     free(t->adj);
     free(t->dr);
+    free(t->ncen);
     ist_tritree_free(&t->tritree);
     free(t->nodes);
     free(t->spheres);

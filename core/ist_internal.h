@@ -72,6 +72,9 @@ struct prox_ist {
      * only need those; the record's cr also covers the secondary radii,
      * about 1.4x larger) */
     float (*dr)[4];
+    /* per node: centroid of its leaves' secondary volume and the radius of
+     * a ball of that volume (the expected-overlap model of 4.2.3) */
+    float (*ncen)[4];
     ist_tritree tritree;
 };
 

@@ -249,6 +249,14 @@ void prox_ctx_report_overlap(prox_ctx *c, const prox_pairstate *p, uint32_t la, 
  * (unit, acting on B, A's frame) applied at `point` (A's frame). */
 void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 dir_on_b, prox_vec3 point,
                          uint32_t la, uint32_t lb);
+/* PENVOL: add many exactly computed overlaps at once, summed in A's frame
+ * by the handler: `volume` their total, F = sum of volume_i * dir_on_b_i,
+ * M = sum of point_i x (volume_i * dir_on_b_i) (moments about A's origin);
+ * (la, lb) the deepest leaf pair among them with its volume `deepest`. The
+ * same force and torque as one prox_ctx_add_volume per overlap, without
+ * carrying each into the world frame. */
+void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 F, prox_vec3 M,
+                             double deepest, uint32_t la, uint32_t lb);
 /* The leaf values this pair offers are those of a model (inner spheres)
  * whose distance may exceed the true distance by up to `offset`: the
  * engine lowers its certified lower bound by the largest such offset. */
@@ -260,6 +268,9 @@ int prox_ctx_pair_best(const prox_ctx *c, const prox_pairstate *p, double *value
 int prox_ctx_complete(const prox_ctx *c);
 /* Count primitive tests done by the handler. */
 void prox_ctx_count(prox_ctx *c, uint32_t node_tests, uint32_t leaf_tests);
+/* Count node-pair expansions a handler did itself, below the one the engine
+ * dispatched (a handler that finishes a subtree depth first). */
+void prox_ctx_count_expansions(prox_ctx *c, uint32_t expansions);
 /* Has the query been decided (collide found, tolerance met, stop_on_overlap)? */
 int prox_ctx_done(const prox_ctx *c);
 

@@ -65,9 +65,26 @@ static void check_node(const prox_ist *t, uint32_t id, const float s[4], double 
         (void)d;
         if (fabs(v - n->cvol[j]) > 1e-4 * v + 1e-12 || l != n->cleaves[j])
             (*bad)++;
+        /* the derived volume ball: radius of a ball of the leaf volume */
+        if (!(n->child[j] & IST_LEAF) && fabs(4.0 / 3.0 * M_PI * pow(t->ncen[n->child[j]][3], 3) - v) > 1e-4 * v + 1e-12)
+            (*bad)++;
         *vol += v;
         *leaves += l;
     }
+}
+
+/* volume and first moment of the leaves below id (secondary spheres) */
+static void leaf_moment(const prox_ist *t, uint32_t id, double m[4])
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
+        double v = (double)sp->r2 * sp->r2 * sp->r2;
+        m[0] += v, m[1] += v * sp->x, m[2] += v * sp->y, m[3] += v * sp->z;
+        return;
+    }
+    for (int j = 0; j < 4; j++)
+        if (t->nodes[id].child[j] != IST_EMPTY)
+            leaf_moment(t, t->nodes[id].child[j], m);
 }
 
 static void test_packing_invariants(void)
@@ -109,6 +126,15 @@ static void test_packing_invariants(void)
         int bad = 0;
         check_node(t, t->tree.root, t->root, &v, &l, &bad);
         CHECK(bad == 0 && l == t->sphere_count, "%s: hierarchy: %d violations, %u of %u leaves", names[s], bad, l, t->sphere_count);
+        /* the derived volume balls sit at the centroids of their leaves' volume */
+        int off = 0;
+        for (uint32_t i = 0; i < t->node_count; i++) {
+            double m[4] = {0, 0, 0, 0};
+            leaf_moment(t, i, m);
+            for (int k = 0; k < 3; k++)
+                off += fabs(t->ncen[i][k] - m[k + 1] / m[0]) > 1e-5 * (1 + fabs(t->root[k]) + t->root[3]);
+        }
+        CHECK(off == 0, "%s: %d node volume centroids off", names[s], off);
         CHECK(fabs(v - t->root_vol) <= 1e-6 * v, "%s: root volume", names[s]);
         /* the surface-gap bound holds at sampled surface points */
         int gap_bad = 0;
@@ -278,6 +304,41 @@ static void test_penvol_vs_brute(void)
         prox_result rb = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
         CHECK(rb.lower <= r.value * (1 + 1e-5) + 1e-12 && rb.upper >= r.value * (1 - 1e-5) - 1e-12, "budgeted [%g, %g] brackets %g",
               rb.lower, rb.upper, r.value);
+        /* force and torque on B against the sum over all leaf pairs (the
+         * containment shortcut included) */
+        prox_vec3 F = prox_v3(0, 0, 0), T = prox_v3(0, 0, 0), com = prox_xform_point(&xb, B->com);
+        for (uint32_t ia = 0; ia < A->sphere_count; ia++)
+            for (uint32_t ib = 0; ib < B->sphere_count; ib++) {
+                const ist_sphere *a = &A->spheres[ia], *b = &B->spheres[ib];
+                prox_vec3 ca = prox_v3(a->x, a->y, a->z), cb = prox_xform_point(&xb, prox_v3(b->x, b->y, b->z));
+                double d = prox_v3_dist(ca, cb), v = prox_lens_volume(a->r2, b->r2, d);
+                if (!(v > 0) || !(d > 0))
+                    continue;
+                prox_vec3 n = prox_v3_scale(prox_v3_sub(cb, ca), 1.0 / d), f = prox_v3_scale(n, v);
+                prox_vec3 at = prox_v3_madd(ca, n, prox_lens_plane(a->r2, b->r2, d));
+                F = prox_v3_add(F, f);
+                T = prox_v3_add(T, prox_v3_cross(prox_v3_sub(at, com), f));
+            }
+        CHECK(prox_v3_len(prox_v3_sub(r.force, F)) <= 1e-6 * want + 1e-12, "force (%g %g %g) vs brute (%g %g %g), volume %g", r.force.x, r.force.y,
+              r.force.z, F.x, F.y, F.z, want);
+        CHECK(prox_v3_len(prox_v3_sub(r.torque, T)) <= 1e-6 * want + 1e-12, "torque (%g %g %g) vs brute (%g %g %g)", r.torque.x,
+              r.torque.y, r.torque.z, T.x, T.y, T.z);
+        /* a deadline far away: the time-critical path (large pairs through
+         * the queue, small ones depth first) completes with the same value */
+        bq.deadline_ns = prox_now_ns() + 10000000000ull;
+        prox_result rf = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
+        CHECK(rf.complete && fabs(rf.value - want) <= 1e-5 * want + 1e-12, "far deadline %g (complete %d) vs brute %g", rf.value,
+              rf.complete, want);
+        CHECK(prox_v3_len(prox_v3_sub(rf.force, r.force)) <= 1e-6 * want + 1e-15, "far-deadline force differs");
+        /* short budgets (the depth-first part may be cut and handed back
+         * to the queue): the bounds still bracket the value */
+        for (int us = 2; us <= 64; us *= 4) {
+            bq.deadline_ns = prox_now_ns() + (uint64_t)us * 1000u;
+            prox_result rp = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
+            CHECK(rp.lower <= want * (1 + 1e-5) + 1e-12 && rp.upper >= want * (1 - 1e-5) - 1e-12 && rp.value >= rp.lower &&
+                      rp.value <= rp.upper,
+                  "%d us: %g in [%g, %g], full %g", us, rp.value, rp.lower, rp.upper, want);
+        }
         /* swapped order gives the same volume and the opposite force */
         prox_xform xa_in_b = prox_xform_inverse(&xb);
         prox_result rs = run(prox_ist_tree(B), prox_ist_tree(A), xa_in_b, prox_query_default(PROX_QUERY_PENVOL), NULL);

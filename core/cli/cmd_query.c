@@ -6,7 +6,10 @@
  * --times FILE writes one line per query, `wall_us cpu_us`: wall-clock time
  * (what the budget is measured in) and the calling thread's CPU time, which
  * leaves out time the thread was preempted (the benchmarks run on a shared
- * machine and use the pair to tell scheduling noise from late stopping). */
+ * machine and use the pair to tell scheduling noise from late stopping).
+ * --stats prints, before the timing line, the engine's counters per query
+ * (mean and max over the poses): expansions, node tests, leaf tests, queue
+ * pushes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@
 typedef struct query_args {
     const char *a, *b, *poses;
     const char *times; /* --times FILE, or NULL */
-    int coherent, normalize, ist;
+    int coherent, normalize, ist, stats;
     double budget_us, rel_err;
     int spheres;
 } query_args;
@@ -37,6 +40,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->normalize = 1;
         else if (!strcmp(s, "--ist"))
             qa->ist = 1;
+        else if (!strcmp(s, "--stats"))
+            qa->stats = 1;
         else if (!strcmp(s, "--times") && i + 1 < argc)
             qa->times = argv[++i];
         else if (!strcmp(s, "--times")) {
@@ -207,6 +212,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         }
     }
     int status = 0;
+    uint64_t sum[4] = {0, 0, 0, 0}, mx[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
         prox_query q = prox_query_default(kind);
         q.rel_err = qa.rel_err;
@@ -230,6 +236,18 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
             break;
         }
         printf("%.17g %.17g %.17g %d\n", r.value, r.lower, r.upper, r.complete);
+        const uint64_t cnt[4] = {r.expansions, r.node_tests, r.leaf_tests, r.queue_pushes};
+        for (int k = 0; k < 4; k++) {
+            sum[k] += cnt[k];
+            mx[k] = cnt[k] > mx[k] ? cnt[k] : mx[k];
+        }
+    }
+    if (qa.stats && !status && n > 0) {
+        const char *name[4] = {"expansions", "node_tests", "leaf_tests", "queue_pushes"};
+        for (int k = 0; k < 4; k++)
+            fprintf(stderr, "%s%s=%.1f/%llu", k ? " " : "per query (mean/max): ", name[k], (double)sum[k] / (double)n,
+                    (unsigned long long)mx[k]);
+        fputc('\n', stderr);
     }
     if (qa.times && !status) {
         /* before print_timing, which sorts us */
@@ -261,15 +279,15 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
 int prox_cli_distance(int argc, char **argv)
 {
     return run_queries(argc, argv, PROX_QUERY_DISTANCE,
-                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE]");
+                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE] [--stats]");
 }
 
 int prox_cli_penvol(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE]");
+    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE] [--stats]");
 }
 
 int prox_cli_collide(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--times FILE]");
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--times FILE] [--stats]");
 }
