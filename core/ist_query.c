@@ -49,6 +49,7 @@ _Static_assert(sizeof(ist_cand) <= PROX_PAIR_SCRATCH, "candidates fit the pair s
 typedef struct ist_fx {
     float r[9], t[3];
     float margin;
+    int late; /* the deadline has been seen passed: no more clock reads */
 } ist_fx;
 #define IST_FX_OFFSET 128
 _Static_assert(sizeof(ist_cand) <= IST_FX_OFFSET && IST_FX_OFFSET + sizeof(ist_fx) <= PROX_PAIR_SCRATCH, "scratch layout");
@@ -74,6 +75,17 @@ static void fx_prepare(const prox_pairstate *p)
         ext += fabs(r[0]) + fabs(r[1]) + fabs(r[2]) + r[3];
     }
     f->margin = (float)(1e-5 * ext);
+    f->late = 0;
+}
+
+/* Past the deadline (penetration volume)? Reads the clock until it says
+ * yes once, then remembers. */
+static inline int pv_late(const prox_pairstate *p)
+{
+    ist_fx *f = pair_fx(p);
+    if (!f->late && p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
+        f->late = 1;
+    return f->late;
 }
 
 /* A node's children (or a leaf as its only child) as four float lanes,
@@ -84,15 +96,14 @@ typedef struct lanes {
     unsigned valid;
 } lanes;
 
-/* radius: 0 both models' bounding spheres, 1 the primary (distance)
- * radii, 2 the secondary (volume) radius for a leaf, both for nodes */
-static inline void lanes_load(const prox_ist *t, uint32_t id, int radius, lanes *L)
+/* bounding spheres of both sphere models (as the node records hold them) */
+static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L)
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
         memset(L, 0, sizeof *L);
         L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z;
-        L->r[0] = radius == 1 ? q->r : radius == 2 ? q->r2 : (q->r > q->r2 ? q->r : q->r2);
+        L->r[0] = q->r > q->r2 ? q->r : q->r2;
         L->id[0] = id;
         L->valid = 1;
         return;
@@ -101,7 +112,7 @@ static inline void lanes_load(const prox_ist *t, uint32_t id, int radius, lanes 
     memcpy(L->x, nd->cx, sizeof L->x);
     memcpy(L->y, nd->cy, sizeof L->y);
     memcpy(L->z, nd->cz, sizeof L->z);
-    memcpy(L->r, radius == 1 ? t->dr[id] : nd->cr, sizeof L->r);
+    memcpy(L->r, nd->cr, sizeof L->r);
     memcpy(L->id, nd->child, sizeof L->id);
     L->valid = 0;
     for (int j = 0; j < 4; j++)
@@ -121,13 +132,14 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
 }
 
 /* Bit 4i+j set when lane i of a and lane j of b are both real and their
- * spheres, b's grown by `grow`, come closer than touching. */
-static inline unsigned mask16(const lanes *a, const lanes *b, float grow)
+ * spheres come closer than touching. (The scalar branch is for targets
+ * without SSE2; x86-64 always has it.) */
+static inline unsigned mask16(const lanes *a, const lanes *b)
 {
     unsigned hit = 0;
 #if defined(__SSE2__)
     __m128 bx = _mm_loadu_ps(b->x), by = _mm_loadu_ps(b->y), bz = _mm_loadu_ps(b->z);
-    __m128 br = _mm_add_ps(_mm_loadu_ps(b->r), _mm_set1_ps(grow));
+    __m128 br = _mm_loadu_ps(b->r);
     for (int i = 0; i < 4; i++) {
         if (!(a->valid >> i & 1))
             continue;
@@ -140,7 +152,7 @@ static inline unsigned mask16(const lanes *a, const lanes *b, float grow)
 #else
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
-            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j] + grow;
+            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j];
             hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
         }
 #endif
@@ -556,7 +568,7 @@ static void push_vol(prox_ctx *c, const prox_pairstate *p, const kid *a, const k
         /* past the deadline the expansion still pushes every pair (the
          * bounds need them) but with the cheap eq. 8 estimate, so the
          * query stops within about one expansion */
-        if (!out_of_time(p))
+        if (!pv_late(p))
             est = expected_vol1(p, a->id, b->id);
         key = -(lens - est);
     }
@@ -606,6 +618,19 @@ static void leaf_volume(const prox_pairstate *p, uint32_t la, uint32_t lb, vol_a
     acc_add(s, v, n, prox_v3_madd(ca, n, prox_lens_plane(r1, r2, d)), la, lb);
 }
 
+/* one sphere (centre cl, radius rl, volume v, A's frame) inside the inner
+ * sphere (cs, rs): its force along the line A's centre -> B's */
+static inline void contained_one(prox_vec3 cl, double rl, double v, int node_in_a, prox_vec3 cs, double rs, vol_acc *s)
+{
+    prox_vec3 ca = node_in_a ? cl : cs, cb = node_in_a ? cs : cl;
+    double ra = node_in_a ? rl : rs, rb = node_in_a ? rs : rl;
+    prox_vec3 u = prox_v3_sub(cb, ca);
+    double d = prox_v3_len(u);
+    prox_vec3 dir = d > 0 ? prox_v3_scale(u, 1.0 / d) : prox_v3(0, 0, 1), f = prox_v3_scale(dir, v);
+    s->F = prox_v3_add(s->F, f);
+    s->M = prox_v3_add(s->M, prox_v3_cross(prox_v3_madd(ca, dir, prox_lens_plane(ra, rb, d)), f));
+}
+
 /* The force and torque of a hierarchy node lying inside an inner sphere
  * (the containment shortcut adds its volume at once): each leaf below is
  * inside the sphere, so its overlap is its own volume, pushing along the
@@ -618,27 +643,33 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
     const prox_ist *T = node_in_a ? p->a->impl : p->b->impl, *S = node_in_a ? p->b->impl : p->a->impl;
     prox_vec3 cs = sphere_centre(S, sphere, node_in_a ? &p->b_in_a : NULL);
     double rs = S->spheres[sphere].r2;
-    uint32_t stack[256], n = 0; /* 3 per level: depth up to 85 */
+    uint32_t stack[256], n = 0; /* inner nodes only: 3 per level */
+    const prox_xform *X = node_in_a ? NULL : &p->b_in_a;
+    if (node & IST_LEAF) {
+        const ist_sphere *q = &T->spheres[node & ~IST_LEAF];
+        contained_one(sphere_centre(T, node & ~IST_LEAF, X), q->r2, sphere_vol(q->r2), node_in_a, cs, rs, s);
+        return;
+    }
     stack[n++] = node;
     while (n) {
-        uint32_t id = stack[--n];
-        if (!(id & IST_LEAF)) {
-            for (int j = 0; j < 4; j++)
-                if (T->nodes[id].child[j] != IST_EMPTY && n < 256)
-                    stack[n++] = T->nodes[id].child[j];
-            continue;
+        const ist_node *nd = &T->nodes[stack[--n]];
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = nd->child[j];
+            if (c == IST_EMPTY)
+                continue;
+            if (c & IST_LEAF) {
+                double rl = T->spheres[c & ~IST_LEAF].r2;
+                contained_one(sphere_centre(T, c & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
+            } else if (n < 256)
+                stack[n++] = c;
+            else {
+                /* a tree deeper than about 85 levels: that subtree pushes
+                 * as one ball at its volume's centroid */
+                const float *g = T->ncen[c];
+                prox_vec3 gc = prox_v3(g[0], g[1], g[2]);
+                contained_one(X ? prox_xform_point(X, gc) : gc, g[3], nd->cvol[j], node_in_a, cs, rs, s);
+            }
         }
-        uint32_t l = id & ~IST_LEAF;
-        prox_vec3 cl = sphere_centre(T, l, node_in_a ? NULL : &p->b_in_a);
-        double rl = T->spheres[l].r2, v = sphere_vol(rl);
-        /* A's centre to B's */
-        prox_vec3 ca = node_in_a ? cl : cs, cb = node_in_a ? cs : cl;
-        double ra = node_in_a ? rl : rs, rb = node_in_a ? rs : rl;
-        prox_vec3 u = prox_v3_sub(cb, ca);
-        double d = prox_v3_len(u);
-        prox_vec3 dir = d > 0 ? prox_v3_scale(u, 1.0 / d) : prox_v3(0, 0, 1), f = prox_v3_scale(dir, v);
-        s->F = prox_v3_add(s->F, f);
-        s->M = prox_v3_add(s->M, prox_v3_cross(prox_v3_madd(ca, dir, prox_lens_plane(ra, rb, d)), f));
     }
 }
 
@@ -663,20 +694,26 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     lanes la, lb;
-    lanes_load(A, na, 0, &la);
-    lanes_load(B, nb, 0, &lb);
+    lanes_load(A, na, &la);
+    lanes_load(B, nb, &lb);
     unsigned all = 0;
     for (int i = 0; i < 4; i++)
         all |= (la.valid >> i & 1) * (lb.valid << (4 * i));
     unsigned hit = all;
     if (!fronts) {
         lanes_move(pair_fx(p), &lb);
-        hit = mask16(&la, &lb, 0.0f);
+        hit = mask16(&la, &lb);
     }
     unsigned moved = 0;
     kid ka[4], kb[4];
     for (; hit; hit &= hit - 1) {
         int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
+        if (la.id[i] & lb.id[j] & IST_LEAF) {
+            /* two leaves: their exact lens (zero if apart) */
+            leaf_volume(p, la.id[i] & ~IST_LEAF, lb.id[j] & ~IST_LEAF, s);
+            prox_front_record(p, la.id[i], lb.id[j]);
+            continue;
+        }
         if (stack && !((la.id[i] | lb.id[j]) & IST_LEAF)) {
             /* two inner nodes that may overlap: descend without the double
              * test (one apart by less than the float margin only costs
@@ -745,7 +782,7 @@ static inline uint32_t id_leaves(const prox_ist *t, uint32_t id) { return (id & 
 /* With a deadline, a popped pair with at most this many leaf pairs below
  * (leaves of A times leaves of B) is finished depth first: exact, at a
  * fraction of the cost per expansion of the queue (no expected overlap to
- * compute per pushed pair), reading the clock every 8 expansions; what is
+ * compute per pushed pair), reading the clock every 4 expansions; what is
  * left at the deadline goes back to the queue. Larger pairs are expanded
  * one level, their children queued by Algorithm 3's priority. 256, 1024
  * and 4096 measured alike at a 200 us budget on the heavy sets (errors
@@ -778,7 +815,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
         tests += penvol_children(c, p, na, nb, &s, &st, 0);
         if (!st.n)
             break;
-        if (deadline && (expansions & 7) == 7 && prox_now_ns() >= deadline) {
+        if (deadline && (expansions & 3) == 3 && pv_late(p)) {
             /* out of time: what is left goes to the queue, where it counts
              * in the estimate and the bounds */
             for (uint32_t k = 0; k < st.n; k++) {
