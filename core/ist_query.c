@@ -96,14 +96,15 @@ typedef struct lanes {
     unsigned valid;
 } lanes;
 
-/* bounding spheres of both sphere models (as the node records hold them) */
-static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L)
+/* primary: the distance model's radii (a leaf's inner sphere, a child's
+ * dr); else the bounding spheres of both models (the node records' cr) */
+static inline void lanes_load_r(const prox_ist *t, uint32_t id, int primary, lanes *L)
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
         memset(L, 0, sizeof *L);
         L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z;
-        L->r[0] = q->r > q->r2 ? q->r : q->r2;
+        L->r[0] = primary ? q->r : q->r > q->r2 ? q->r : q->r2;
         L->id[0] = id;
         L->valid = 1;
         return;
@@ -112,7 +113,7 @@ static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L)
     memcpy(L->x, nd->cx, sizeof L->x);
     memcpy(L->y, nd->cy, sizeof L->y);
     memcpy(L->z, nd->cz, sizeof L->z);
-    memcpy(L->r, nd->cr, sizeof L->r);
+    memcpy(L->r, primary ? t->dr[id] : nd->cr, sizeof L->r);
     memcpy(L->id, nd->child, sizeof L->id);
     L->valid = 0;
     for (int j = 0; j < 4; j++)
@@ -120,6 +121,8 @@ static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L)
 }
 
 /* carry lanes into A's frame (floats), radii grown by the float margin */
+static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L) { lanes_load_r(t, id, 0, L); }
+
 static inline void lanes_move(const ist_fx *f, lanes *L)
 {
     for (int j = 0; j < 4; j++) {
@@ -132,14 +135,14 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
 }
 
 /* Bit 4i+j set when lane i of a and lane j of b are both real and their
- * spheres come closer than touching. (The scalar branch is for targets
+ * spheres, b's grown by `grow`, come closer than touching. (The scalar branch is for targets
  * without SSE2; x86-64 always has it.) */
-static inline unsigned mask16(const lanes *a, const lanes *b)
+static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
 {
     unsigned hit = 0;
 #if defined(__SSE2__)
     __m128 bx = _mm_loadu_ps(b->x), by = _mm_loadu_ps(b->y), bz = _mm_loadu_ps(b->z);
-    __m128 br = _mm_loadu_ps(b->r);
+    __m128 br = _mm_add_ps(_mm_loadu_ps(b->r), _mm_set1_ps(grow));
     for (int i = 0; i < 4; i++) {
         if (!(a->valid >> i & 1))
             continue;
@@ -152,7 +155,7 @@ static inline unsigned mask16(const lanes *a, const lanes *b)
 #else
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
-            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j];
+            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j] + grow;
             hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
         }
 #endif
@@ -161,6 +164,47 @@ static inline unsigned mask16(const lanes *a, const lanes *b)
         va |= (a->valid >> i & 1) * (0xfu << (4 * i));
     return hit & va & vb;
 }
+
+static inline unsigned mask16(const lanes *a, const lanes *b) { return mask16_grow(a, b, 0.0f); }
+
+/* One child of a node id (slot j of an inner node; a leaf is its own child
+ * 0) in doubles: bounding sphere of both models (primary: the distance model's
+ * radius), carried into A's frame by X if given; secondary volume and leaf count below it. */
+typedef struct kid {
+    uint32_t id, leaves;
+    double x, y, z, R, vol;
+} kid;
+
+/* a node id's volume ball: the centroid of its leaves' volume (own frame)
+ * and the radius of a ball of that volume; a leaf's is its secondary sphere */
+static inline void id_ball(const prox_ist *t, uint32_t id, float ball[4])
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        ball[0] = q->x, ball[1] = q->y, ball[2] = q->z, ball[3] = q->r2;
+    } else
+        memcpy(ball, t->ncen[id], sizeof(float) * 4);
+}
+
+static inline void kid_get_r(const prox_ist *t, uint32_t id, int j, const prox_xform *X, int primary, kid *k)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        k->id = id, k->leaves = 1;
+        k->x = q->x, k->y = q->y, k->z = q->z, k->R = primary ? q->r : q->r > q->r2 ? q->r : q->r2;
+        k->vol = (float)(4.0 / 3.0 * M_PI * (double)q->r2 * q->r2 * q->r2);
+    } else {
+        const ist_node *nd = &t->nodes[id];
+        k->id = nd->child[j], k->leaves = nd->cleaves[j];
+        k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = primary ? t->dr[id][j] : nd->cr[j], k->vol = nd->cvol[j];
+    }
+    if (X) {
+        prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));
+        k->x = c.x, k->y = c.y, k->z = c.z;
+    }
+}
+
+static inline void kid_get(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k) { kid_get_r(t, id, j, X, 0, k); }
 
 static int same_place(const prox_ist *t, uint32_t i, uint32_t j)
 {
@@ -218,36 +262,59 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
         leaf_distance(c, p, na & ~IST_LEAF, nb & ~IST_LEAF);
         return;
     }
-    kids ka, kb;
-    get_kids_r(A, na, NULL, &ka, 1);
-    get_kids_r(B, nb, &p->b_in_a, &kb, 1);
     int overlap_only = p->query->kind == PROX_QUERY_COLLIDE || p->query->kind == PROX_QUERY_CONTACTS;
     double best = prox_ctx_best(c);
-    prox_ctx_count(c, (uint32_t)(ka.n * kb.n), 0);
-    for (int i = 0; i < ka.n; i++)
-        for (int j = 0; j < kb.n; j++) {
-            double dx = ka.x[i] - kb.x[j], dy = ka.y[i] - kb.y[j], dz = ka.z[i] - kb.z[j];
-            double d2 = dx * dx + dy * dy + dz * dz, rr = ka.R[i] + kb.R[j];
-            /* prune on squares; the square root only for what survives */
-            if (overlap_only ? d2 > rr * rr : !(best + rr > 0) || d2 >= (best + rr) * (best + rr))
-                continue;
-            double g = sqrt(d2) - rr;
-            if (overlap_only ? g > 0 : g >= best)
-                continue;
-            if ((ka.id[i] & IST_LEAF) && (kb.id[j] & IST_LEAF)) {
-                leaf_distance(c, p, ka.id[i] & ~IST_LEAF, kb.id[j] & ~IST_LEAF);
-                if (prox_ctx_done(c))
-                    return;
-                best = prox_ctx_best(c);
-            } else
-                prox_ctx_push(c, p, ka.id[i], kb.id[j], g > 0 ? g : 0.0);
-        }
+    /* float prefilter on the primary radii: a pair survives when its gap
+     * may be below the best distance so far (overlap only: below 0) */
+    lanes la, lb;
+    lanes_load_r(A, na, 1, &la);
+    lanes_load_r(B, nb, 1, &lb);
+    static const unsigned char bits4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    prox_ctx_count(c, (uint32_t)bits4[la.valid] * bits4[lb.valid], 0);
+    lanes_move(pair_fx(p), &lb);
+    double grow = overlap_only ? 0.0 : best;
+    if (!(grow < 1e30))
+        grow = 1e30; /* nothing found yet: every pair */
+    unsigned hit = mask16_grow(&la, &lb, (float)(grow * (1 + 1e-6)));
+    unsigned moved = 0;
+    kid ka[4], kb[4];
+    for (; hit; hit &= hit - 1) {
+        int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
+        if (!(moved >> (4 + j) & 1))
+            kid_get_r(B, nb, j, &p->b_in_a, 1, &kb[j]), moved |= 1u << (4 + j);
+        if (!(moved >> i & 1))
+            kid_get_r(A, na, i, NULL, 1, &ka[i]), moved |= 1u << i;
+        const kid *a = &ka[i], *b = &kb[j];
+        double dx = a->x - b->x, dy = a->y - b->y, dz = a->z - b->z;
+        double d2 = dx * dx + dy * dy + dz * dz, rr = a->R + b->R;
+        /* prune on squares; the square root only for what survives */
+        if (overlap_only ? d2 > rr * rr : !(best + rr > 0) || d2 >= (best + rr) * (best + rr))
+            continue;
+        double g = sqrt(d2) - rr;
+        if (overlap_only ? g > 0 : g >= best)
+            continue;
+        if ((a->id & IST_LEAF) && (b->id & IST_LEAF)) {
+            leaf_distance(c, p, a->id & ~IST_LEAF, b->id & ~IST_LEAF);
+            if (prox_ctx_done(c))
+                return;
+            best = prox_ctx_best(c);
+        } else
+            prox_ctx_push(c, p, a->id, b->id, g > 0 ? g : 0.0);
+    }
 }
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
+    fx_prepare(p);
     prox_ctx_set_bound_offset(c, p, A->surface_gap + B->surface_gap);
+    prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
+}
+
+/* collide, contacts: the roots, with the float frame ready */
+static void root_overlap(prox_ctx *c, const prox_pairstate *p)
+{
+    fx_prepare(p);
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
 
@@ -432,43 +499,6 @@ static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r;
  * records its terminal pairs (pairs found apart, leaf pairs, containment
  * shortcuts), a cut under which every leaf pair lies once; the next query
  * starts from it. */
-
-/* One child of a node id (slot j of an inner node; a leaf is its own child
- * 0) in doubles: bounding sphere of both models, carried into A's frame by
- * X if given; secondary volume and leaf count below it. */
-typedef struct kid {
-    uint32_t id, leaves;
-    double x, y, z, R, vol;
-} kid;
-
-/* a node id's volume ball: the centroid of its leaves' volume (own frame)
- * and the radius of a ball of that volume; a leaf's is its secondary sphere */
-static inline void id_ball(const prox_ist *t, uint32_t id, float ball[4])
-{
-    if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        ball[0] = q->x, ball[1] = q->y, ball[2] = q->z, ball[3] = q->r2;
-    } else
-        memcpy(ball, t->ncen[id], sizeof(float) * 4);
-}
-
-static inline void kid_get(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k)
-{
-    if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        k->id = id, k->leaves = 1;
-        k->x = q->x, k->y = q->y, k->z = q->z, k->R = q->r > q->r2 ? q->r : q->r2;
-        k->vol = (float)(4.0 / 3.0 * M_PI * (double)q->r2 * q->r2 * q->r2);
-    } else {
-        const ist_node *nd = &t->nodes[id];
-        k->id = nd->child[j], k->leaves = nd->cleaves[j];
-        k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = nd->cr[j], k->vol = nd->cvol[j];
-    }
-    if (X) {
-        prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));
-        k->x = c.x, k->y = c.y, k->z = c.z;
-    }
-}
 
 /* Expected overlap of a node pair. The paper's eq. 8 thins the bounding
  * spheres' lens by both fill ratios (leaf volume / bounding volume), which
@@ -883,7 +913,7 @@ void prox_ist_register(prox_bank *bank)
     prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_TOLERANCE, &h);
     h.name = "ist-ist collide";
     h.seed = NULL;
-    h.root = NULL;
+    h.root = root_overlap;
     prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_COLLIDE, &h);
     h.name = "ist-ist contacts";
     prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_CONTACTS, &h);
