@@ -165,14 +165,62 @@ out:
     return rc;
 }
 
-static inline double box_dist2(const ist_box *n, const double p[3])
+static inline float box_dist2(const ist_box *n, const float p[3])
 {
-    double s = 0;
+    float s = 0;
     for (int k = 0; k < 3; k++) {
-        double d = p[k] < n->lo[k] ? n->lo[k] - p[k] : (p[k] > n->hi[k] ? p[k] - n->hi[k] : 0);
+        float d = p[k] < n->lo[k] ? n->lo[k] - p[k] : (p[k] > n->hi[k] ? p[k] - n->hi[k] : 0);
         s += d * d;
     }
     return s;
+}
+
+/* Squared distance from p to triangle f (9 floats), in floats, for ranking
+ * only (Ericson's region tests, as prox_point_triangle_dist2 in doubles).
+ * NaN for a triangle too thin for floats; the caller asks the double code. */
+static inline float point_tri_d2f(const float p[3], const float *f)
+{
+    float ab[3], ac[3], ap[3], bp[3], cp[3], q[3];
+    for (int k = 0; k < 3; k++) {
+        ab[k] = f[3 + k] - f[k], ac[k] = f[6 + k] - f[k];
+        ap[k] = p[k] - f[k], bp[k] = p[k] - f[3 + k], cp[k] = p[k] - f[6 + k];
+    }
+#define DOT(u, v) (u[0] * v[0] + u[1] * v[1] + u[2] * v[2])
+    float d1 = DOT(ab, ap), d2 = DOT(ac, ap);
+    if (d1 <= 0 && d2 <= 0)
+        return DOT(ap, ap);
+    float d3 = DOT(ab, bp), d4 = DOT(ac, bp);
+    if (d3 >= 0 && d4 <= d3)
+        return DOT(bp, bp);
+    float vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        float v = d1 / (d1 - d3);
+        for (int k = 0; k < 3; k++)
+            q[k] = ap[k] - v * ab[k];
+        return DOT(q, q);
+    }
+    float d5 = DOT(ab, cp), d6 = DOT(ac, cp);
+    if (d6 >= 0 && d5 <= d6)
+        return DOT(cp, cp);
+    float vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        float w = d2 / (d2 - d6);
+        for (int k = 0; k < 3; k++)
+            q[k] = ap[k] - w * ac[k];
+        return DOT(q, q);
+    }
+    float va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        float w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        for (int k = 0; k < 3; k++)
+            q[k] = bp[k] - w * (ac[k] - ab[k]);
+        return DOT(q, q);
+    }
+    float denom = 1.0f / (va + vb + vc), v = vb * denom, w = vc * denom;
+    for (int k = 0; k < 3; k++)
+        q[k] = ap[k] - v * ab[k] - w * ac[k];
+    return DOT(q, q);
+#undef DOT
 }
 
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests)
@@ -181,18 +229,34 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     *tri = UINT32_MAX;
     if (!g->nodes)
         return INFINITY;
-    double pp[3] = {p.x, p.y, p.z};
-    double best2 = bound < INFINITY ? bound * bound : INFINITY;
+    const float pp[3] = {(float)p.x, (float)p.y, (float)p.z};
+    /* Ranked in floats. delta bounds the float error of a distance here (a
+     * few 1e-7 of the coordinates' size); every triangle within delta of
+     * the best float distance stays a candidate and the candidates are
+     * decided in doubles, so the answer is the exact closest triangle. */
+    const ist_box *root = &g->nodes[0];
+    double scale = fabs(p.x) + fabs(p.y) + fabs(p.z);
+    for (int k = 0; k < 3; k++)
+        scale += fabs(root->lo[k]) + fabs(root->hi[k]);
+    const float delta = (float)(4e-6 * scale);
+    float best = bound < 1e30 ? (float)bound + delta : INFINITY; /* best float distance (+ delta: the bound) */
+    float lim2 = bound < 1e30 ? (best + delta) * (best + delta) : INFINITY; /* prune beyond best + delta */
     /* median splits: depth <= 32 for any 32-bit count; each level pushes
      * at most one deferred sibling */
     uint32_t stack[64];
-    double sd2[64];
+    float sd2[64];
     int top = 0;
-    uint32_t n_tests = 0, best_e = UINT32_MAX;
-    stack[top] = 0, sd2[top] = box_dist2(&g->nodes[0], pp), top++;
+    uint32_t n_tests = 0;
+    /* near-ties: the NCAND smallest float distances found within delta of
+     * the best at the time */
+    enum { NCAND = 8 };
+    uint32_t cand[NCAND];
+    float cand_d[NCAND];
+    uint32_t n_cand = 0;
+    stack[top] = 0, sd2[top] = box_dist2(root, pp), top++;
     while (top > 0) {
         top--;
-        if (sd2[top] >= best2)
+        if (sd2[top] >= lim2)
             continue;
         const ist_box *n = &g->nodes[stack[top]];
         for (;;) {
@@ -200,36 +264,63 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
                 uint32_t first = n->a & ~IST_BOX_LEAF;
                 for (uint32_t e = first; e < first + n->b; e++) {
                     const float *f = g->ltri[e];
-                    prox_vec3 q;
-                    double d2 = prox_point_triangle_dist2(p, prox_v3(f[0], f[1], f[2]), prox_v3(f[3], f[4], f[5]),
-                                                          prox_v3(f[6], f[7], f[8]), &q);
+                    float d2 = point_tri_d2f(pp, f);
+                    if (d2 != d2) /* NaN: too thin for floats */
+                        d2 = (float)prox_point_triangle_dist2(p, prox_v3(f[0], f[1], f[2]), prox_v3(f[3], f[4], f[5]),
+                                                              prox_v3(f[6], f[7], f[8]), NULL);
                     n_tests++;
-                    if (d2 < best2)
-                        best2 = d2, best_e = e;
+                    if (d2 >= lim2)
+                        continue;
+                    float d = sqrtf(d2);
+                    if (n_cand < NCAND)
+                        cand[n_cand] = e, cand_d[n_cand] = d, n_cand++;
+                    else { /* keep the NCAND smallest */
+                        uint32_t w = 0;
+                        for (uint32_t k = 1; k < NCAND; k++)
+                            w = cand_d[k] > cand_d[w] ? k : w;
+                        if (d < cand_d[w])
+                            cand[w] = e, cand_d[w] = d;
+                    }
+                    if (d < best) {
+                        best = d;
+                        lim2 = (best + delta) * (best + delta);
+                    }
                 }
                 break;
             }
             const ist_box *l = &g->nodes[n->a], *r = &g->nodes[n->b];
-            double dl = box_dist2(l, pp), dr = box_dist2(r, pp);
+            float dl = box_dist2(l, pp), dr = box_dist2(r, pp);
             uint32_t near = n->a, far = n->b;
-            double dn = dl, df = dr;
+            float dn = dl, df = dr;
             if (dr < dl)
                 near = n->b, far = n->a, dn = dr, df = dl;
-            if (df < best2 && top < 64)
+            if (df < lim2 && top < 64)
                 stack[top] = far, sd2[top] = df, top++;
-            if (dn >= best2)
+            if (dn >= lim2)
                 break;
             n = &g->nodes[near];
         }
     }
     if (tests)
         *tests += n_tests;
-    if (best_e == UINT32_MAX)
+    /* the candidates within delta of the best, in doubles (leaf-ordered
+     * copies were ranked; the answer is the double triangle's and must
+     * still beat the bound) */
+    double d = INFINITY;
+    prox_vec3 q = p;
+    uint32_t i = UINT32_MAX;
+    for (uint32_t k = 0; k < n_cand; k++) {
+        if (cand_d[k] > best + delta)
+            continue;
+        uint32_t ti = g->order[cand[k]];
+        prox_vec3 qk;
+        double dk = sqrt(prox_point_triangle_dist2(p, t->verts[t->tris[ti][0]], t->verts[t->tris[ti][1]], t->verts[t->tris[ti][2]], &qk));
+        if (dk < d || (dk == d && ti < i))
+            d = dk, q = qk, i = ti;
+    }
+    if (i == UINT32_MAX || !(d < bound))
         return INFINITY;
-    /* ranked in float (leaf-ordered copies, one memory stream per leaf);
-     * the answer is the double triangle's */
-    uint32_t i = g->order[best_e];
     *tri = i;
-    return sqrt(prox_point_triangle_dist2(p, t->verts[t->tris[i][0]], t->verts[t->tris[i][1]], t->verts[t->tris[i][2]],
-                                          closest));
+    *closest = q;
+    return d;
 }
