@@ -72,6 +72,10 @@ typedef struct prox_cache {
     uint32_t front_base; /* size of the last front grown from the roots (handler use) */
     const void *front_a, *front_b; /* the trees the front belongs to (a cache used for another pair starts over) */
     uint32_t hint_a, hint_b; /* handler use: e.g. the triangle pair that refined the last IST distance */
+    /* handler use: a front valid while B moves (relative to A) by less than
+     * front_margin from front_pose (B in A's frame when it was recorded) */
+    prox_xform front_pose;
+    double front_margin;
     double last_value; /* value of the last query on this pair */
 } prox_cache;
 

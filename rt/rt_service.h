@@ -57,6 +57,7 @@ typedef struct rt_config {
     uint32_t max_cmds_per_cycle;
     uint32_t max_voxels_per_cycle;
     uint32_t queue_capacity;    /* engine queue (node pairs) */
+    uint32_t front_pairs;       /* per object: traversal/contact front storage (node pairs, two halves); 0 = none */
     rt_gains gains;
     rt_limits limits;
 } rt_config;

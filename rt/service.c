@@ -90,6 +90,7 @@ struct rt_service {
     prox_engine *engine;
     prox_bank *bank;
     prox_object_pair *pairs;
+    prox_front_entry *fronts; /* max_objects x cfg.front_pairs */
     uint64_t seq;
     /* shared counters (atomics) */
     atomic_uint_fast64_t cycles, overruns, heartbeat, faults, watchdog_fired, cmd_drops_rt;
@@ -143,6 +144,7 @@ rt_config rt_config_default(void)
     c.max_cmds_per_cycle = 64;
     c.max_voxels_per_cycle = 20000;
     c.queue_capacity = 1u << 16;
+    c.front_pairs = 1u << 14;
     c.gains.stiffness_n_per_m3 = 2.0e6;
     c.gains.margin_m = 0.005;
     c.gains.margin_stiffness_n_per_m = 400;
@@ -186,6 +188,10 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
         s->slots[c->slot].tree = c->tree;
         s->slots[c->slot].pose = c->pose;
         memset(&s->slots[c->slot].cache, 0, sizeof s->slots[c->slot].cache);
+        if (s->fronts) {
+            s->slots[c->slot].cache.front = s->fronts + (size_t)c->slot * s->cfg.front_pairs;
+            s->slots[c->slot].cache.front_capacity = s->cfg.front_pairs;
+        }
         s->slots[c->slot].active = 1;
         break;
     case CMD_REMOVE: {
@@ -581,12 +587,17 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
     s->slots = calloc(c.max_objects, sizeof *s->slots);
     s->objects = calloc(c.max_objects, sizeof *s->objects);
     s->pairs = calloc(c.max_objects, sizeof *s->pairs);
+    /* fronts let coherent queries start from the last cycle's cut (mesh
+     * distance) or contact list (inner-sphere penetration volume) */
+    s->fronts = c.front_pairs ? calloc((size_t)c.max_objects * c.front_pairs, sizeof *s->fronts) : NULL;
+    if (s->fronts)
+        memset(s->fronts, 0, (size_t)c.max_objects * c.front_pairs * sizeof *s->fronts); /* touch the pages now */
     s->bank = prox_bank_create();
     if (s->bank)
         prox_bank_register_defaults(s->bank);
     prox_engine_def ed = {c.queue_capacity, c.max_objects};
     s->engine = s->bank ? prox_engine_create(&ed, s->bank) : NULL;
-    if (!s->slots || !s->objects || !s->pairs || !s->engine || rt_ring_init(&s->cmd, c.cmd_ring_capacity, sizeof(rt_cmd)) ||
+    if (!s->slots || !s->objects || !s->pairs || !s->engine || (c.front_pairs && !s->fronts) || rt_ring_init(&s->cmd, c.cmd_ring_capacity, sizeof(rt_cmd)) ||
         rt_ring_init(&s->vox, c.voxel_ring_capacity, sizeof(rt_vox_msg)) ||
         rt_ring_init(&s->tel, c.telemetry_ring_capacity, sizeof(rt_telemetry)) ||
         rt_ring_init(&s->rel, c.max_objects * 2, sizeof(uint32_t))) {
@@ -708,6 +719,7 @@ void rt_service_destroy(rt_service *s)
     free(s->slots);
     free(s->objects);
     free(s->pairs);
+    free(s->fronts);
     pthread_mutex_destroy(&s->ctl_lock);
     pthread_mutex_destroy(&s->tel_lock);
     free(s);

@@ -203,7 +203,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
      * (mesh pairs start from it); two halves of 256k pairs, a larger front
      * falls back to starting at the roots */
     prox_front_entry *front = NULL;
-    if (qa.coherent && kind == PROX_QUERY_DISTANCE) {
+    if (qa.coherent && (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_PENVOL)) {
         cache.front_capacity = 1u << 19;
         front = cache.front = calloc(cache.front_capacity, sizeof *front);
         if (!front) {
