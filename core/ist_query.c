@@ -1,18 +1,18 @@
 /* ist_query.c - (IST, IST) handlers: distance (Algorithm 1, refined on
  * the exact triangles of the closest spheres, 4.1.2), tolerance, collide,
  * contacts, and penetration volume (Algorithm 2; time-critical Algorithm 3
- * through the engine's deadline). RT safe.
+ * through the engine's deadline; contact fronts for coherence). RT safe.
  *
  * Expansion tests all child pairs of two 4-ary nodes (up to 16) from the
- * nodes' struct-of-arrays records. Penetration volume uses the secondary
- * radii (4.2.1): their volumes add up to the object's voxelized volume.
- * Expected overlap of a node pair (its share of the running estimate):
- * the lens of the two bounding spheres, each thinned by its fill ratio
- * (leaf volume / bounding sphere volume); with a deadline the second-level
- * estimate Vol^(1) (see push_vol). Certified upper bound of a node pair:
- * min(volA * leavesB, volB * leavesA) (each leaf lens is at most the
- * smaller leaf).
- */
+ * nodes' struct-of-arrays records, in one float SSE pass with a margin
+ * that makes it conservative; survivors are tested again in double.
+ * Penetration volume uses the secondary radii (4.2.1): their volumes add
+ * up to the object's voxelized volume. Expected overlap of a node pair
+ * (its share of the running estimate): the lens of two balls holding the
+ * nodes' leaf volumes at their centroids (see expected_vol); with a
+ * deadline the second-level estimate Vol^(1) (see push_vol). Certified
+ * upper bound of a node pair: min(volA * leavesB, volB * leavesA) (each
+ * leaf lens is at most the smaller leaf). */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -278,11 +278,13 @@ void prox_ctx_count_expansions(prox_ctx *c, uint32_t expansions);
 /* Has the query been decided (collide found, tolerance met, stop_on_overlap)? */
 int prox_ctx_done(const prox_ctx *c);
 
-/* Traversal fronts (coherence), for handlers: a query records its terminal
- * node pairs (pruned pairs, leaf pairs) - a cut of the traversal under
- * which every leaf pair lies once - into the half of the cache's `front`
- * array that does not hold the last front; the next query may start from
- * that cut instead of the roots. A front that outgrows its half, or a query
+/* Traversal fronts (coherence), for handlers: a query records node pairs
+ * into the half of the cache's `front` array that does not hold the last
+ * front; the next query may start from them instead of the roots. Mesh
+ * distance records its terminal pairs (pruned pairs, leaf pairs: a cut of
+ * the traversal under which every leaf pair lies once); inner-sphere
+ * penetration volume records a contact front (leaf pairs within a margin,
+ * valid while B moves less than that: front_pose, front_margin). A front that outgrows its half, or a query
  * that ends incomplete or is invalidated, leaves no front: the next query
  * starts at the roots. */
 int prox_front_on(const prox_pairstate *p);
