@@ -172,6 +172,24 @@ int ist_derive(prox_ist *t)
             t->ncen[i][k] = w > 0 ? (float)(c[k] / w) : t->nodes[i].cx[0];
         t->ncen[i][3] = (float)cbrt(w);
     }
+    free(t->cball);
+    t->cball = calloc(n, sizeof *t->cball);
+    if (!t->cball)
+        return -1;
+    for (uint32_t i = 0; i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t ch = t->nodes[i].child[j];
+            if (ch == IST_EMPTY)
+                continue;
+            float b[4];
+            if (ch & IST_LEAF) {
+                const ist_sphere *q = &t->spheres[ch & ~IST_LEAF];
+                b[0] = q->x, b[1] = q->y, b[2] = q->z, b[3] = q->r2;
+            } else
+                memcpy(b, t->ncen[ch], sizeof b);
+            for (int k = 0; k < 4; k++)
+                t->cball[i][4 * k + j] = b[k];
+        }
     derive_dr(t);
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
@@ -200,6 +218,7 @@ void prox_ist_free(prox_ist *t)
     free(t->adj);
     free(t->dr);
     free(t->ncen);
+    free(t->cball);
     ist_tritree_free(&t->tritree);
     free(t->nodes);
     free(t->spheres);

@@ -75,6 +75,9 @@ struct prox_ist {
     /* per node: centroid of its leaves' secondary volume and the radius of
      * a ball of that volume (the expected-overlap model of 4.2.3) */
     float (*ncen)[4];
+    /* per node record: its children's volume balls as lanes (x[4], y[4],
+     * z[4], r[4]; r = 0 for an empty slot), for the expected overlap */
+    float (*cball)[16];
     ist_tritree tritree;
 };
 
