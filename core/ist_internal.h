@@ -86,8 +86,11 @@ void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer
  * than `bound` (INFINITY: anywhere). Returns the distance and sets *tri and
  * *closest, or INFINITY with *tri = UINT32_MAX when nothing is closer than
- * bound. Adds the triangles tested to *tests. No allocation. */
-double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests);
+ * bound. Adds the triangles tested to *tests. No allocation. deadline_ns
+ * (0: none; CLOCK_MONOTONIC): past it the search stops and answers with the
+ * closest triangle found so far (a real one, not necessarily the closest). */
+double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
+                           uint64_t deadline_ns);
 
 /* Fill nsph/nvol/nleaves (build and load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);

@@ -410,15 +410,15 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int a_first, ref
         prox_vec3 q1, q2;
         /* first surface: the one x is to be projected on */
         if (a_first) {
-            if (ist_tritree_closest(A, x, on_first, &t1, &q1, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(A, x, on_first, &t1, &q1, &rb->tests, p->query->deadline_ns) == INFINITY)
                 break;
-            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, q1), rb->d, &t2, &q2, &rb->tests, p->query->deadline_ns) == INFINITY)
                 break; /* B comes no closer to q1 than the best pair already found */
             ta = t1, tb = t2;
         } else {
-            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, x), on_first, &t1, &q1, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(B, prox_xform_point(&p->a_in_b, x), on_first, &t1, &q1, &rb->tests, p->query->deadline_ns) == INFINITY)
                 break;
-            if (ist_tritree_closest(A, prox_xform_point(&p->b_in_a, q1), rb->d, &t2, &q2, &rb->tests) == INFINITY)
+            if (ist_tritree_closest(A, prox_xform_point(&p->b_in_a, q1), rb->d, &t2, &q2, &rb->tests, p->query->deadline_ns) == INFINITY)
                 break;
             ta = t2, tb = t1;
         }

@@ -223,7 +223,8 @@ static inline float point_tri_d2f(const float p[3], const float *f)
 #undef DOT
 }
 
-double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests)
+double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
+                           uint64_t deadline_ns)
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
@@ -254,10 +255,14 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     float cand_d[NCAND];
     uint32_t n_cand = 0;
     stack[top] = 0, sd2[top] = box_dist2(root, pp), top++;
+    uint32_t visits = 0;
     while (top > 0) {
         top--;
         if (sd2[top] >= lim2)
             continue;
+        /* out of time: answer with what was found (a clock read every 32 subtrees) */
+        if (deadline_ns && (++visits & 31) == 0 && n_cand > 0 && prox_now_ns() >= deadline_ns)
+            break;
         const ist_box *n = &g->nodes[stack[top]];
         for (;;) {
             if (n->a & IST_BOX_LEAF) {
