@@ -271,24 +271,8 @@ void prox_ctx_report_overlap(prox_ctx *c, const prox_pairstate *p, uint32_t la, 
 void prox_ctx_add_volume(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 dir_on_b, prox_vec3 point,
                          uint32_t la, uint32_t lb)
 {
-    if (!(volume > 0.0))
-        return;
-    c->vol_exact += volume;
-    c->overlap = 1;
-    pair_priv *pp = &c->e->pp[p->index];
-    if (!pp->have_best || -volume < pp->best) { /* deepest overlap = best leaf pair */
-        pp->best = -volume;
-        pp->la = la;
-        pp->lb = lb;
-        pp->have_best = 1;
-    }
-    prox_vec3 f = prox_v3_scale(prox_xform_vector(&p->pose_a, dir_on_b), volume);
-    if (p->swapped)
-        f = prox_v3_scale(f, -1.0); /* the caller's B is the handler's A */
-    prox_vec3 wp = prox_xform_point(&p->pose_a, point);
-    prox_vec3 com = prox_xform_point(&pp->caller_pose_b, pp->caller_b->com);
-    c->force = prox_v3_add(c->force, f);
-    c->torque = prox_v3_add(c->torque, prox_v3_cross(prox_v3_sub(wp, com), f));
+    prox_vec3 f = prox_v3_scale(dir_on_b, volume);
+    prox_ctx_add_volume_sum(c, p, volume, f, prox_v3_cross(point, f), volume, la, lb);
 }
 
 void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume, prox_vec3 F, prox_vec3 M,

@@ -171,7 +171,6 @@ static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
     return hit & va & vb;
 }
 
-static inline unsigned mask16(const lanes *a, const lanes *b) { return mask16_grow(a, b, 0.0f); }
 
 /* One child of a node id (slot j of an inner node; a leaf is its own child
  * 0) in doubles: bounding sphere of both models (primary: the distance model's
