@@ -156,17 +156,12 @@ int ist_derive(prox_ist *t)
             uint32_t ch = t->nodes[i].child[j];
             if (ch == IST_EMPTY)
                 continue;
-            double v, q[3];
-            if (ch & IST_LEAF) {
-                const ist_sphere *s = &t->spheres[ch & ~IST_LEAF];
-                v = (double)s->r2 * s->r2 * s->r2, q[0] = s->x, q[1] = s->y, q[2] = s->z;
-            } else {
-                v = (double)t->ncen[ch][3] * t->ncen[ch][3] * t->ncen[ch][3];
-                q[0] = t->ncen[ch][0], q[1] = t->ncen[ch][1], q[2] = t->ncen[ch][2];
-            }
+            float b[4];
+            ist_id_ball(t, ch, b);
+            double v = (double)b[3] * b[3] * b[3];
             w += v;
             for (int k = 0; k < 3; k++)
-                c[k] += v * q[k];
+                c[k] += v * b[k];
         }
         for (int k = 0; k < 3; k++)
             t->ncen[i][k] = w > 0 ? (float)(c[k] / w) : t->nodes[i].cx[0];
@@ -182,11 +177,7 @@ int ist_derive(prox_ist *t)
             if (ch == IST_EMPTY)
                 continue;
             float b[4];
-            if (ch & IST_LEAF) {
-                const ist_sphere *q = &t->spheres[ch & ~IST_LEAF];
-                b[0] = q->x, b[1] = q->y, b[2] = q->z, b[3] = q->r2;
-            } else
-                memcpy(b, t->ncen[ch], sizeof b);
+            ist_id_ball(t, ch, b);
             for (int k = 0; k < 4; k++)
                 t->cball[i][4 * k + j] = b[k];
         }

@@ -73,7 +73,8 @@ struct prox_ist {
      * about 1.4x larger) */
     float (*dr)[4];
     /* per node: centroid of its leaves' secondary volume and the radius of
-     * a ball of that volume (the expected-overlap model of 4.2.3) */
+     * a ball of that volume (the expected-overlap model, see
+     * expected_vol in ist_query.c) */
     float (*ncen)[4];
     /* per node record: its children's volume balls as lanes (x[4], y[4],
      * z[4], r[4]; r = 0 for an empty slot), for the expected overlap */
@@ -92,8 +93,24 @@ void ist_tritree_free(ist_tritree *g);
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns);
 
-/* Fill nsph/nvol/nleaves (build and load). 0, or -1 out of memory. */
+/* Fill the derived per-node data (nsph, nvol, nleaves, dr, ncen, cball)
+ * and, for version 1 files, adjacency and the triangle box tree (build and
+ * load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);
+
+/* A node id's volume ball: the centroid of its leaves' secondary volume
+ * (own frame) and the radius of a ball of that volume (ncen); a leaf's is
+ * its secondary sphere. */
+static inline void ist_id_ball(const prox_ist *t, uint32_t id, float ball[4])
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        ball[0] = q->x, ball[1] = q->y, ball[2] = q->z, ball[3] = q->r2;
+    } else {
+        for (int k = 0; k < 4; k++)
+            ball[k] = t->ncen[id][k];
+    }
+}
 
 /* Bounding sphere, volume and leaf count of any node id. */
 static inline void ist_id_sphere(const prox_ist *t, uint32_t id, float s[4], float *vol, uint32_t *leaves)

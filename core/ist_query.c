@@ -43,13 +43,14 @@ typedef struct ist_cand {
 } ist_cand;
 _Static_assert(sizeof(ist_cand) <= PROX_PAIR_SCRATCH, "candidates fit the pair scratch");
 
-/* B's frame in A's, in floats, with the rounding margin of the float
- * prefilter (fx_prepare); at a fixed offset of the pair's scratch, after
- * the distance candidates. */
+/* Per-query state of a pair, at a fixed offset of its scratch after the
+ * distance candidates, set by fx_prepare in the root hooks: B's frame in
+ * A's in floats with the rounding margin of the float prefilter, the
+ * deadline seen, and penetration volume's contact-front recording. */
 typedef struct ist_fx {
     float r[9], t[3];
     float margin;
-    int late; /* the deadline has been seen passed: no more clock reads */
+    int late;          /* the deadline has been seen passed: no more clock reads */
     uint32_t tick;     /* pushes since the last clock read */
     int record;        /* penetration volume: recording a contact front */
     double rec_margin; /* ... of the pairs within this distance */
@@ -84,9 +85,9 @@ static void fx_prepare(const prox_pairstate *p)
     f->rec_margin = 0;
 }
 
-/* Past the deadline (penetration volume)? Reads the clock until it says
- * yes once, then remembers. */
-static inline int pv_late(const prox_pairstate *p)
+/* Past the deadline? Reads the clock until it says yes once, then
+ * remembers (per query: fx_prepare at the root resets it). */
+static inline int past_deadline(const prox_pairstate *p)
 {
     ist_fx *f = pair_fx(p);
     if (!f->late && p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
@@ -126,9 +127,9 @@ static inline void lanes_load_r(const prox_ist *t, uint32_t id, int primary, lan
         L->valid |= (unsigned)(nd->child[j] != IST_EMPTY) << j;
 }
 
-/* carry lanes into A's frame (floats), radii grown by the float margin */
 static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L) { lanes_load_r(t, id, 0, L); }
 
+/* carry lanes into A's frame (floats), radii grown by the float margin */
 static inline void lanes_move(const ist_fx *f, lanes *L)
 {
     for (int j = 0; j < 4; j++) {
@@ -141,8 +142,8 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
 }
 
 /* Bit 4i+j set when lane i of a and lane j of b are both real and their
- * spheres, b's grown by `grow`, come closer than touching. (The scalar branch is for targets
- * without SSE2; x86-64 always has it.) */
+ * spheres, b's grown by `grow`, come closer than touching. (The scalar
+ * branch is for targets without SSE2; x86-64 always has it.) */
 static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
 {
     unsigned hit = 0;
@@ -171,25 +172,21 @@ static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
     return hit & va & vb;
 }
 
+/* the child pairs an expansion of these lanes tests */
+static inline uint32_t pairs_tested(const lanes *a, const lanes *b)
+{
+    static const unsigned char n[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return (uint32_t)n[a->valid] * n[b->valid];
+}
 
 /* One child of a node id (slot j of an inner node; a leaf is its own child
- * 0) in doubles: bounding sphere of both models (primary: the distance model's
- * radius), carried into A's frame by X if given; secondary volume and leaf count below it. */
+ * 0) in doubles: bounding sphere of both models (primary: the distance
+ * model's radius), carried into A's frame by X if given; secondary volume
+ * and leaf count below it. */
 typedef struct kid {
     uint32_t id, leaves;
     double x, y, z, R, vol;
 } kid;
-
-/* a node id's volume ball: the centroid of its leaves' volume (own frame)
- * and the radius of a ball of that volume; a leaf's is its secondary sphere */
-static inline void id_ball(const prox_ist *t, uint32_t id, float ball[4])
-{
-    if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        ball[0] = q->x, ball[1] = q->y, ball[2] = q->z, ball[3] = q->r2;
-    } else
-        memcpy(ball, t->ncen[id], sizeof(float) * 4);
-}
 
 static inline void kid_get_r(const prox_ist *t, uint32_t id, int j, const prox_xform *X, int primary, kid *k)
 {
@@ -274,8 +271,7 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     lanes la, lb;
     lanes_load_r(A, na, 1, &la);
     lanes_load_r(B, nb, 1, &lb);
-    static const unsigned char bits4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    prox_ctx_count(c, (uint32_t)bits4[la.valid] * bits4[lb.valid], 0);
+    prox_ctx_count(c, pairs_tested(&la, &lb), 0);
     lanes_move(pair_fx(p), &lb);
     double grow = overlap_only ? 0.0 : best;
     if (!(grow < 1e30))
@@ -347,11 +343,6 @@ static double tri_pair_distance(const prox_ist *A, uint32_t ta, const prox_ist *
     return prox_triangle_distance(P, Q, pa, pb);
 }
 
-static inline int out_of_time(const prox_pairstate *p)
-{
-    return p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns;
-}
-
 /* Local descent over edge-adjacent triangle pairs from (ta, tb): move to
  * the best neighbouring pair while the distance does not grow (equal moves
  * allowed: closest features on a shared edge form plateaus; never straight
@@ -367,7 +358,7 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, double
         *d_io = d, *pa_io = pa, *pb_io = pb;
     uint32_t prev_a = UINT32_MAX, prev_b = UINT32_MAX;
     for (int step = 0; step < 16; step++) {
-        if (out_of_time(p))
+        if (past_deadline(p))
             break;
         uint32_t next_a = ta, next_b = tb;
         double nd = INFINITY;
@@ -404,7 +395,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int a_first, ref
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double on_first = INFINITY;
-    for (int it = 0; it < 8 && !out_of_time(p); it++) {
+    for (int it = 0; it < 8 && !past_deadline(p); it++) {
         uint32_t t1, t2, ta, tb;
         prox_vec3 q1, q2;
         /* first surface: the one x is to be projected on */
@@ -456,7 +447,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     if (la >= A->sphere_count || lb >= B->sphere_count)
         return;
-    if (out_of_time(p))
+    if (past_deadline(p))
         return; /* out of time: the sphere distance stands (a valid upper bound) */
     refine_best rb = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), A->spheres[la].tri, B->spheres[lb].tri, 0};
     if (A->tritree.nodes && B->tritree.nodes) {
@@ -502,21 +493,21 @@ static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r;
 
 /* Expected overlap of a node pair. The paper's eq. 8 thins the bounding
  * spheres' lens by both fill ratios (leaf volume / bounding volume), which
- * assumes the leaf volume spreads evenly over each bounding sphere; it sits
- * near the surface of the cluster's sphere as often as not, and on heavy
- * penetrations eq. 8 came out 12-26% low at a 200 us budget (median over
- * 30 poses per mesh, against the full query). Here each node is a ball of
- * its leaf volume at the volume's centroid (ist_derive), and the pair's
- * expected overlap is the lens of the two balls: median bias under 5% on
- * four of the five meshes at the same budget (knot1, a thin tube, -8%).
+ * assumes the leaf volume spreads evenly over each bounding sphere; on
+ * heavy penetrations at a 200 us budget its answers came out low (signed
+ * median over 30 poses against the full query: -26% knot1, -16%
+ * armadillo, -12% elephant, -5% fandisk, 0% bunny00). Here each node is a
+ * ball of its leaf volume at the volume's centroid (ist_derive), and the
+ * pair's expected overlap is the lens of the two balls: signed medians
+ * +2% to +5% on four meshes at the same budget, -8% on knot1 (a thin tube).
  * *lens (if given): the lens of the bounding spheres at distance dist. */
 static double expected_vol(const prox_pairstate *p, const kid *a, const kid *b, double dist, double *lens)
 {
     if (lens)
         *lens = prox_lens_volume(a->R, b->R, dist);
     float ba[4], bb[4];
-    id_ball(p->a->impl, a->id, ba);
-    id_ball(p->b->impl, b->id, bb);
+    ist_id_ball(p->a->impl, a->id, ba);
+    ist_id_ball(p->b->impl, b->id, bb);
     prox_vec3 cb = prox_xform_point(&p->b_in_a, prox_v3(bb[0], bb[1], bb[2]));
     double dc = prox_v3_dist(cb, prox_v3(ba[0], ba[1], ba[2]));
     double e = prox_lens_volume(ba[3], bb[3], dc), m = a->vol < b->vol ? a->vol : b->vol;
@@ -528,9 +519,10 @@ static double expected_vol(const prox_pairstate *p, const kid *a, const kid *b, 
 static inline void ball_lanes(const prox_ist *t, uint32_t id, lanes *L)
 {
     if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        float b[4];
+        ist_id_ball(t, id, b);
         memset(L, 0, sizeof *L);
-        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z, L->r[0] = q->r2;
+        L->x[0] = b[0], L->y[0] = b[1], L->z[0] = b[2], L->r[0] = b[3];
         return;
     }
     const float *c = t->cball[id];
@@ -608,7 +600,7 @@ static void push_vol(prox_ctx *c, const prox_pairstate *p, const kid *a, const k
          * query stops within about one expansion */
         ist_fx *f = pair_fx(p);
         if (!f->late && (++f->tick & 3) == 0)
-            pv_late(p); /* a clock read every 4 pushes (~0.1 us each) */
+            past_deadline(p); /* a clock read every 4 pushes (~0.1 us each) */
         if (!f->late)
             est = expected_vol1(p, a->id, b->id);
         key = -(lens - est);
@@ -706,7 +698,8 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
             else {
                 /* a tree deeper than about 85 levels: that subtree pushes
                  * as one ball at its volume's centroid */
-                const float *g = T->ncen[c];
+                float g[4];
+                ist_id_ball(T, c, g);
                 prox_vec3 gc = prox_v3(g[0], g[1], g[2]);
                 contained_one(X ? prox_xform_point(X, gc) : gc, g[3], nd->cvol[j], node_in_a, cs, rs, s);
             }
@@ -803,8 +796,7 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
         else
             push_vol(c, p, a, b, dist);
     }
-    static const unsigned char bits4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    return (uint32_t)bits4[la.valid] * bits4[lb.valid];
+    return pairs_tested(&la, &lb);
 }
 
 /* a node id itself as a kid (its own bounding sphere), carried by X */
@@ -843,7 +835,7 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
         tests += penvol_children(c, p, na, nb, s, &st, m, record);
         if (!st.n)
             break;
-        if (deadline && (expansions & 3) == 3 && pv_late(p)) {
+        if (deadline && (expansions & 3) == 3 && past_deadline(p)) {
             for (uint32_t k = 0; k < st.n; k++) {
                 kid a, b;
                 push_vol(c, p, &a, &b, pair_kid(p, st.na[k], st.nb[k], &a, &b));

@@ -284,9 +284,9 @@ int prox_ctx_done(const prox_ctx *c);
  * distance records its terminal pairs (pruned pairs, leaf pairs: a cut of
  * the traversal under which every leaf pair lies once); inner-sphere
  * penetration volume records a contact front (leaf pairs within a margin,
- * valid while B moves less than that: front_pose, front_margin). A front that outgrows its half, or a query
- * that ends incomplete or is invalidated, leaves no front: the next query
- * starts at the roots. */
+ * valid while B moves less than that: front_pose, front_margin). A front
+ * that outgrows its half, or a query that ends incomplete or is
+ * invalidated, leaves no front: the next query starts at the roots. */
 int prox_front_on(const prox_pairstate *p);
 /* Start recording; returns the last valid front and its size, or NULL. */
 const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);

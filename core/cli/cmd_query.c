@@ -199,8 +199,9 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     }
     prox_cache cache;
     memset(&cache, 0, sizeof cache);
-    /* --coherent distance: the cache also keeps the last traversal front
-     * (mesh pairs start from it); two halves of 256k pairs, a larger front
+    /* --coherent distance and penvol: the cache also keeps the last front
+     * (mesh distance starts from its traversal cut, inner-sphere penvol
+     * replays its contact list); two halves of 256k pairs, a larger front
      * falls back to starting at the roots */
     prox_front_entry *front = NULL;
     if (qa.coherent && (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_PENVOL)) {
