@@ -147,9 +147,13 @@ int ist_derive(prox_ist *t)
     t->dr = malloc(sizeof *t->dr * n);
     free(t->ncen);
     t->ncen = malloc(sizeof *t->ncen * n);
-    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr || !t->ncen)
+    free(t->cball);
+    t->cball = calloc(n, sizeof *t->cball); /* empty slots: radius 0 */
+    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr || !t->ncen || !t->cball)
         return -1;
-    /* children have larger indices than their parents: bottom up */
+    /* volume balls, bottom up (children have larger indices than their
+     * parents): a node's from its children's, and the children's as the
+     * node record's lanes */
     for (uint32_t i = t->node_count; i-- > 0;) {
         double w = 0, c[3] = {0, 0, 0};
         for (int j = 0; j < 4; j++) {
@@ -158,6 +162,8 @@ int ist_derive(prox_ist *t)
                 continue;
             float b[4];
             ist_id_ball(t, ch, b);
+            for (int k = 0; k < 4; k++)
+                t->cball[i][4 * k + j] = b[k];
             double v = (double)b[3] * b[3] * b[3];
             w += v;
             for (int k = 0; k < 3; k++)
@@ -167,20 +173,6 @@ int ist_derive(prox_ist *t)
             t->ncen[i][k] = w > 0 ? (float)(c[k] / w) : t->nodes[i].cx[0];
         t->ncen[i][3] = (float)cbrt(w);
     }
-    free(t->cball);
-    t->cball = calloc(n, sizeof *t->cball);
-    if (!t->cball)
-        return -1;
-    for (uint32_t i = 0; i < t->node_count; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t ch = t->nodes[i].child[j];
-            if (ch == IST_EMPTY)
-                continue;
-            float b[4];
-            ist_id_ball(t, ch, b);
-            for (int k = 0; k < 4; k++)
-                t->cball[i][4 * k + j] = b[k];
-        }
     derive_dr(t);
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
