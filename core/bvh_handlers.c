@@ -11,6 +11,12 @@
 #include "bvh_internal.h"
 #include "handlers.h"
 
+#include <float.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Overlap test for collide and contacts (threshold 0): the bounding
  * spheres, then the OBB separating axes, which stop at the first
  * separating one. Returns a lower bound on the distance (<= 0: may
@@ -147,9 +153,208 @@ static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t 
     }
 }
 
+
+/* ---- distance expansions, four bounds in one float pass ----
+ *
+ * The node of a pair that is split is replaced by up to four of its
+ * descendants ("lanes": its grandchildren; a child that is a leaf stands for
+ * itself), each paired with the other node ("fixed"), whose rectangle is
+ * carried once into the lanes' mesh frame. Each lane's key is the larger
+ * of the sphere gap and the projection RSS bound (bvh_rss_gap_uv's
+ * algorithm, with the roles of the two rectangles swapped so that the
+ * lanes need no placement), computed in float, four lanes at once, less a
+ * margin that covers float rounding: every term is at most
+ * S = |d| + both radii in size (d: centre offset, formed in double), a
+ * chain of ~30 float operations errs by far less than 1e-5 S, so the key
+ * stays a lower bound and the leaves (exact, double) decide the answer. */
+#define QUAD_MARGIN 1e-5f
+
+typedef struct quad_fixed {
+    double c[3];      /* centre, in the lanes' mesh frame */
+    float u[3], v[3]; /* rectangle axes 0 and 1, same frame */
+    float e0, e1, e2, rad;
+} quad_fixed;
+
+static inline void quad_fix(const bvh_node *f, const prox_xform *X, quad_fixed *q)
+{
+    const double(*M)[3] = X->R.m;
+    for (int i = 0; i < 3; i++) {
+        q->c[i] = M[i][0] * f->c[0] + M[i][1] * f->c[1] + M[i][2] * f->c[2] + prox_v3_get(X->t, i);
+        q->u[i] = (float)(M[i][0] * f->R[0][0] + M[i][1] * f->R[1][0] + M[i][2] * f->R[2][0]);
+        q->v[i] = (float)(M[i][0] * f->R[0][1] + M[i][1] * f->R[1][1] + M[i][2] * f->R[2][1]);
+    }
+    q->e0 = f->e[0], q->e1 = f->e[1], q->e2 = f->e[2], q->rad = f->radius;
+}
+
+#if defined(__SSE2__)
+static inline __m128 q_clamp(__m128 x, __m128 h) { return _mm_min_ps(_mm_max_ps(x, _mm_sub_ps(_mm_setzero_ps(), h)), h); }
+static inline __m128 q_abs(__m128 x) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), x); }
+static inline __m128 q_dot(__m128 x0, __m128 x1, __m128 x2, __m128 y0, __m128 y1, __m128 y2)
+{
+    return _mm_add_ps(_mm_add_ps(_mm_mul_ps(x0, y0), _mm_mul_ps(x1, y1)), _mm_mul_ps(x2, y2));
+}
+/* centre offset F.c - lane centre, in double, rounded once */
+static inline __m128 q_offset(double fc, __m128 lc)
+{
+    __m128d f = _mm_set1_pd(fc);
+    __m128d lo = _mm_sub_pd(f, _mm_cvtps_pd(lc)), hi = _mm_sub_pd(f, _mm_cvtps_pd(_mm_movehl_ps(lc, lc)));
+    return _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi));
+}
+#endif
+
+#if defined(__SSE2__)
+/* four node records, transposed: R00 R01 R02 R10 R11 R12 R20 R21 R22 c0 c1 c2 e0 e1 e2 radius */
+static inline void q_load4(const float *r[4], __m128 v[16])
+{
+    for (int j = 0; j < 4; j++) {
+        v[4 * j] = _mm_loadu_ps(r[0] + 4 * j), v[4 * j + 1] = _mm_loadu_ps(r[1] + 4 * j);
+        v[4 * j + 2] = _mm_loadu_ps(r[2] + 4 * j), v[4 * j + 3] = _mm_loadu_ps(r[3] + 4 * j);
+        _MM_TRANSPOSE4_PS(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+    }
+}
+
+/* Keys of four lane nodes L (transposed records) against four other nodes
+ * F given in L's mesh frame: centre offset d = F.c - L.c, rectangle axes
+ * fu, fv, half lengths fb0, fb1, sweep radius fb2, sphere radius frad. */
+static inline __m128 q_keys(const __m128 L[16], const __m128 d[3], const __m128 fu[3], const __m128 fv[3], __m128 fb0,
+                            __m128 fb1, __m128 fb2, __m128 frad)
+{
+    /* F's centre and axes in each lane's box frame */
+    __m128 T0 = q_dot(L[0], L[3], L[6], d[0], d[1], d[2]), T1 = q_dot(L[1], L[4], L[7], d[0], d[1], d[2]);
+    __m128 T2 = q_dot(L[2], L[5], L[8], d[0], d[1], d[2]);
+    __m128 u0 = q_dot(L[0], L[3], L[6], fu[0], fu[1], fu[2]), u1 = q_dot(L[1], L[4], L[7], fu[0], fu[1], fu[2]);
+    __m128 u2 = q_dot(L[2], L[5], L[8], fu[0], fu[1], fu[2]);
+    __m128 v0 = q_dot(L[0], L[3], L[6], fv[0], fv[1], fv[2]), v1 = q_dot(L[1], L[4], L[7], fv[0], fv[1], fv[2]);
+    __m128 v2 = q_dot(L[2], L[5], L[8], fv[0], fv[1], fv[2]);
+    __m128 E0 = L[12], E1 = L[13];
+    /* the projection bound: lane rectangle point nearest F's centre, F's
+     * point nearest that, lane point nearest that; separation along it */
+    __m128 p0 = q_clamp(T0, E0), p1 = q_clamp(T1, E1);
+    __m128 dd0 = _mm_sub_ps(p0, T0), dd1 = _mm_sub_ps(p1, T1), dd2 = _mm_sub_ps(_mm_setzero_ps(), T2);
+    __m128 s = q_clamp(q_dot(dd0, dd1, dd2, u0, u1, u2), fb0), t = q_clamp(q_dot(dd0, dd1, dd2, v0, v1, v2), fb1);
+    __m128 q0 = _mm_add_ps(T0, _mm_add_ps(_mm_mul_ps(s, u0), _mm_mul_ps(t, v0)));
+    __m128 q1 = _mm_add_ps(T1, _mm_add_ps(_mm_mul_ps(s, u1), _mm_mul_ps(t, v1)));
+    __m128 q2 = _mm_add_ps(T2, _mm_add_ps(_mm_mul_ps(s, u2), _mm_mul_ps(t, v2)));
+    __m128 n0 = _mm_sub_ps(q0, q_clamp(q0, E0)), n1 = _mm_sub_ps(q1, q_clamp(q1, E1)), n2 = q2;
+    __m128 len = _mm_sqrt_ps(q_dot(n0, n1, n2, n0, n1, n2));
+    __m128 nu = q_abs(q_dot(n0, n1, n2, u0, u1, u2)), nv = q_abs(q_dot(n0, n1, n2, v0, v1, v2));
+    __m128 gap = _mm_sub_ps(q_dot(n0, n1, n2, T0, T1, T2),
+                            _mm_add_ps(_mm_add_ps(_mm_mul_ps(fb0, nu), _mm_mul_ps(fb1, nv)),
+                                       _mm_add_ps(_mm_mul_ps(E0, q_abs(n0)), _mm_mul_ps(E1, q_abs(n1)))));
+    __m128 ok = _mm_cmpgt_ps(len, _mm_set1_ps(1e-30f));
+    __m128 rss = _mm_sub_ps(_mm_div_ps(gap, _mm_or_ps(_mm_and_ps(ok, len), _mm_andnot_ps(ok, _mm_set1_ps(1.0f)))),
+                            _mm_add_ps(L[14], fb2));
+    rss = _mm_or_ps(_mm_and_ps(ok, rss), _mm_andnot_ps(ok, _mm_set1_ps(-INFINITY)));
+    __m128 dl = _mm_sqrt_ps(q_dot(d[0], d[1], d[2], d[0], d[1], d[2])), rr = _mm_add_ps(L[15], frad);
+    __m128 k = _mm_max_ps(_mm_sub_ps(dl, rr), rss);
+    return _mm_sub_ps(k, _mm_mul_ps(_mm_set1_ps(QUAD_MARGIN), _mm_add_ps(dl, rr)));
+}
+#endif
+
+/* keys of lanes nodes[id[k]] (k < n, n in 1..4) against F */
+static void quad_bounds(const bvh_node *nodes, const uint32_t id[4], int n, const quad_fixed *F, float key[4])
+{
+#if defined(__SSE2__)
+    const float *r[4];
+    for (int k = 0; k < 4; k++)
+        r[k] = (const float *)&nodes[id[k < n ? k : n - 1]];
+    __m128 L[16];
+    q_load4(r, L);
+    __m128 d[3] = {q_offset(F->c[0], L[9]), q_offset(F->c[1], L[10]), q_offset(F->c[2], L[11])};
+    __m128 fu[3] = {_mm_set1_ps(F->u[0]), _mm_set1_ps(F->u[1]), _mm_set1_ps(F->u[2])};
+    __m128 fv[3] = {_mm_set1_ps(F->v[0]), _mm_set1_ps(F->v[1]), _mm_set1_ps(F->v[2])};
+    _mm_storeu_ps(key, q_keys(L, d, fu, fv, _mm_set1_ps(F->e0), _mm_set1_ps(F->e1), _mm_set1_ps(F->e2), _mm_set1_ps(F->rad)));
+#else
+    for (int k = 0; k < n; k++) {
+        const bvh_node *L = &nodes[id[k]];
+        float d[3], T[3], u[3], v[3];
+        for (int i = 0; i < 3; i++)
+            d[i] = (float)(F->c[i] - (double)L->c[i]);
+        for (int j = 0; j < 3; j++) {
+            T[j] = L->R[0][j] * d[0] + L->R[1][j] * d[1] + L->R[2][j] * d[2];
+            u[j] = L->R[0][j] * F->u[0] + L->R[1][j] * F->u[1] + L->R[2][j] * F->u[2];
+            v[j] = L->R[0][j] * F->v[0] + L->R[1][j] * F->v[1] + L->R[2][j] * F->v[2];
+        }
+        float a0 = L->e[0], a1 = L->e[1], b0 = F->e0, b1 = F->e1;
+        float p0 = fminf(fmaxf(T[0], -a0), a0), p1 = fminf(fmaxf(T[1], -a1), a1);
+        float dd0 = p0 - T[0], dd1 = p1 - T[1], dd2 = -T[2];
+        float s = fminf(fmaxf(dd0 * u[0] + dd1 * u[1] + dd2 * u[2], -b0), b0);
+        float t = fminf(fmaxf(dd0 * v[0] + dd1 * v[1] + dd2 * v[2], -b1), b1);
+        float q0 = T[0] + (s * u[0] + t * v[0]), q1 = T[1] + (s * u[1] + t * v[1]), q2 = T[2] + (s * u[2] + t * v[2]);
+        float n0 = q0 - fminf(fmaxf(q0, -a0), a0), n1 = q1 - fminf(fmaxf(q1, -a1), a1), n2 = q2;
+        float len = sqrtf(n0 * n0 + n1 * n1 + n2 * n2);
+        float rss = -INFINITY;
+        if (len > 1e-30f) {
+            float nu = fabsf(n0 * u[0] + n1 * u[1] + n2 * u[2]), nv = fabsf(n0 * v[0] + n1 * v[1] + n2 * v[2]);
+            float gap = (n0 * T[0] + n1 * T[1] + n2 * T[2]) - ((b0 * nu + b1 * nv) + (a0 * fabsf(n0) + a1 * fabsf(n1)));
+            rss = gap / len - (L->e[2] + F->e2);
+        }
+        float dl = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), rr = L->radius + F->rad;
+        key[k] = fmaxf(dl - rr, rss) - QUAD_MARGIN * (dl + rr);
+    }
+#endif
+}
+
 static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
 {
-    expand_common(c, p, na, nb, PROX_QUERY_DISTANCE);
+    const prox_bvh *A = p->a->impl, *B = p->b->impl;
+    const bvh_node *a = &A->nodes[na], *b = &B->nodes[nb];
+    uint32_t cha = A->child[na], chb = B->child[nb];
+    int la = bvh_is_leaf(cha), lb = bvh_is_leaf(chb);
+    if (la && lb) {
+        expand_common(c, p, na, nb, PROX_QUERY_DISTANCE);
+        return;
+    }
+    int split_a = lb || (!la && a->radius >= b->radius);
+    const prox_bvh *L = split_a ? A : B;
+    uint32_t first = split_a ? cha : chb, id[4], up[4];
+    int n = 0;
+    for (uint32_t k = first; k <= first + 1; k++) {
+        uint32_t ck = L->child[k];
+        if (bvh_is_leaf(ck)) {
+            up[n] = UINT32_MAX, id[n++] = k;
+        } else {
+            up[n] = k, id[n++] = ck;
+            up[n] = k, id[n++] = ck + 1;
+        }
+    }
+    quad_fixed F;
+    quad_fix(split_a ? b : a, split_a ? &p->b_in_a : &p->a_in_b, &F);
+    float key[4];
+    quad_bounds(L->nodes, id, n, &F, key);
+    prox_ctx_count(c, (uint32_t)n, 0);
+    /* two siblings pruned together go to the front as their parent's pair
+     * (one entry instead of two: the next query's front stays as coarse as
+     * a one-level descent would have left it) */
+    double best = prox_ctx_best(c);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (i + 1 < n && up[i] != UINT32_MAX && up[i] == up[i + 1] && key[i] >= best && key[i + 1] >= best) {
+            if (split_a)
+                prox_front_record(p, up[i], nb);
+            else
+                prox_front_record(p, na, up[i]);
+            i++;
+            continue;
+        }
+        key[m] = key[i], id[m++] = id[i];
+    }
+    n = m;
+    /* push the worst first so that the best pops first from the stack */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && key[j] > key[j - 1]; j--) {
+            float tk = key[j];
+            key[j] = key[j - 1], key[j - 1] = tk;
+            uint32_t ti = id[j];
+            id[j] = id[j - 1], id[j - 1] = ti;
+        }
+    for (int i = 0; i < n; i++) {
+        double k = key[i] > 0 ? (double)key[i] : 0.0;
+        if (split_a)
+            prox_ctx_push(c, p, id[i], nb, k);
+        else
+            prox_ctx_push(c, p, na, id[i], k);
+    }
 }
 static void expand_tolerance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
 {
@@ -238,6 +443,46 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
 }
 
+/* Keys of up to four front pairs (A node, B node; B placed by X), the
+ * same bound and margin as quad_bounds with each lane's own B node. */
+static void front_bounds(const bvh_node *an, const bvh_node *bn, const prox_front_entry *e, int n, const prox_xform *X,
+                         float key[4])
+{
+#if defined(__SSE2__)
+    const float *ra[4], *rb[4];
+    float d[3][4], M[3][3];
+    const double(*R)[3] = X->R.m;
+    for (int k = 0; k < 4; k++) {
+        const bvh_node *a = &an[e[k < n ? k : n - 1].na], *b = &bn[e[k < n ? k : n - 1].nb];
+        ra[k] = (const float *)a, rb[k] = (const float *)b;
+        for (int i = 0; i < 3; i++) /* centre offset in double, rounded once */
+            d[i][k] = (float)(R[i][0] * b->c[0] + R[i][1] * b->c[1] + R[i][2] * b->c[2] + prox_v3_get(X->t, i) - a->c[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            M[i][j] = (float)R[i][j];
+    __m128 L[16], Bv[16];
+    q_load4(ra, L);
+    q_load4(rb, Bv);
+    __m128 dv[3] = {_mm_loadu_ps(d[0]), _mm_loadu_ps(d[1]), _mm_loadu_ps(d[2])};
+    __m128 fu[3], fv[3];
+    for (int i = 0; i < 3; i++) {
+        __m128 m0 = _mm_set1_ps(M[i][0]), m1 = _mm_set1_ps(M[i][1]), m2 = _mm_set1_ps(M[i][2]);
+        fu[i] = q_dot(m0, m1, m2, Bv[0], Bv[3], Bv[6]);
+        fv[i] = q_dot(m0, m1, m2, Bv[1], Bv[4], Bv[7]);
+    }
+    _mm_storeu_ps(key, q_keys(L, dv, fu, fv, Bv[12], Bv[13], Bv[14], Bv[15]));
+#else
+    for (int k = 0; k < n; k++) {
+        const bvh_node *a = &an[e[k].na], *b = &bn[e[k].nb];
+        dist_placed pb;
+        dist_place(b, X, &pb);
+        key[k] = (float)dist_gap(a, b, &pb, X, DBL_MAX);
+        key[k] -= QUAD_MARGIN * fabsf(key[k]); /* float rounding: stay below */
+    }
+#endif
+}
+
 /* Distance coherence: with a front in the cache, start from the last
  * query's cut (pairs pruned, leaf pairs) instead of the root pair: each
  * front pair gets its bound at the new pose; those that still cannot beat
@@ -257,16 +502,18 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
      * once it has grown by 1/8 since the last start from the roots, start over */
     if (n > p->cache->front_base + p->cache->front_base / 8 + 64)
         return -1;
-    for (uint32_t i = 0; i < n; i++) {
-        const bvh_node *a = &A->nodes[src[i].na], *b = &B->nodes[src[i].nb];
-        dist_placed pb;
-        dist_place(b, &p->b_in_a, &pb);
-        double g = dist_gap(a, b, &pb, &p->b_in_a, best);
-        prox_ctx_count(c, 1, 0);
-        if (g >= best)
-            prox_front_record(p, src[i].na, src[i].nb);
-        else
-            prox_ctx_push(c, p, src[i].na, src[i].nb, g > 0 ? g : 0.0);
+    for (uint32_t i = 0; i < n; i += 4) {
+        int m = n - i < 4 ? (int)(n - i) : 4;
+        float key[4];
+        front_bounds(A->nodes, B->nodes, src + i, m, &p->b_in_a, key);
+        prox_ctx_count(c, (uint32_t)m, 0);
+        for (int j = 0; j < m; j++) {
+            double g = key[j];
+            if (g >= best)
+                prox_front_record(p, src[i + j].na, src[i + j].nb);
+            else
+                prox_ctx_push(c, p, src[i + j].na, src[i + j].nb, g > 0 ? g : 0.0);
+        }
     }
     return 0;
 }

@@ -309,6 +309,51 @@ static void test_soup(void)
     prox_mesh_free(B);
 }
 
+/* Small meshes far from the origin, at gaps down to 1e-6 of their size:
+ * the distance expansions bound four node pairs at a time in float (centre
+ * offsets formed in double, a margin subtracted); those keys must never
+ * prune the closest triangle pair (answers equal brute force). */
+static void test_far_small(void)
+{
+    prox_mesh *A = prox_mesh_make_torus(0.6, 0.15, 24, 12), *B = prox_mesh_make_sphere(0.3, 2);
+    prox_vec3 ca = prox_v3(60, -45, 30), cb = prox_v3(-70, 20, 55);
+    prox_mesh_transform(A, 0.01, ca);
+    prox_mesh_transform(B, 0.01, cb);
+    prox_bvh *ba = prox_bvh_build(A), *bb = prox_bvh_build(B);
+    unsigned long long s = 77;
+    prox_xform xa = prox_xform_identity();
+    int near = 0;
+    for (int i = 0; i < 60; i++) {
+        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
+                       check_rng_uniform(&s, -1, 1)};
+        prox_xform rot = prox_xform_from_pose(prox_v3(0, 0, 0), q);
+        /* B's centre onto A's, then pushed out along a random direction to a
+         * gap of about 1e-6..1e-2 of the size (or into contact) */
+        prox_vec3 dir = prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)));
+        double want = 0.015 * pow(10.0, check_rng_uniform(&s, -6, -1)), push = 0.03;
+        prox_vec3 base = prox_v3_sub(ca, prox_xform_point(&rot, cb));
+        prox_xform xb;
+        prox_result r;
+        for (int k = 0; k < 3; k++) { /* distance is 1-Lipschitz: each step stays >= want */
+            xb = prox_xform_from_pose(prox_v3_add(base, prox_v3_scale(dir, push)), q);
+            run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, prox_query_default(PROX_QUERY_DISTANCE), &r, NULL);
+            push -= r.value - want;
+        }
+        xb = prox_xform_from_pose(prox_v3_add(base, prox_v3_scale(dir, push)), q);
+        brute ref = brute_force(A, &xa, B, &xb);
+        run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, prox_query_default(PROX_QUERY_DISTANCE), &r, NULL);
+        CHECK(!ref.overlap, "far pose %d: the pushes keep a gap", i);
+        near += ref.dist < 1e-4;
+        CHECK(fabs(r.value - ref.dist) <= 1e-12 + 1e-9 * ref.dist, "far pose %d distance %.15g vs brute %.15g", i, r.value,
+              ref.dist);
+    }
+    CHECK(near >= 20, "poses within 1e-4 (1%% of the size): %d", near);
+    prox_bvh_free(ba);
+    prox_bvh_free(bb);
+    prox_mesh_free(A);
+    prox_mesh_free(B);
+}
+
 static void test_nested(void)
 {
     prox_mesh *A = prox_mesh_make_sphere(1.0, 2), *B = prox_mesh_make_sphere(0.2, 1);
@@ -437,7 +482,7 @@ static void test_front_coherence(void)
     int used = 0;
     for (int i = 0; i < 120; i++) {
         double t = 0.02 * i + (i >= 60 ? 0.7 : 0.0); /* a jump half way */
-        prox_xform xb = prox_xform_from_pose(prox_v3(0.75 * cos(t), 0.75 * sin(t), 0.05 * sin(3 * t) + 0.02),
+        prox_xform xb = prox_xform_from_pose(prox_v3(0.86 * cos(t), 0.86 * sin(t), 0.05 * sin(3 * t) + 0.02),
                                              prox_quat_axis_angle(prox_v3(0.3, 1, 0.2), 0.05 * i));
         prox_result r0, rf, rt, rs;
         run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, prox_query_default(PROX_QUERY_DISTANCE), &rs, &cs);
@@ -733,6 +778,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_sphere_sphere);
     RUN_TEST(test_torus_box);
     RUN_TEST(test_soup);
+    RUN_TEST(test_far_small);
     RUN_TEST(test_nested);
     RUN_TEST(test_forest);
     RUN_TEST(test_budget_and_memory);
