@@ -69,6 +69,13 @@ static inline double dist_gap(const bvh_node *a, const bvh_node *b, dist_placed 
     return g > sg ? g : sg;
 }
 
+/* a float no larger than x (front keys stay lower bounds) */
+static inline float key_down(double x)
+{
+    float f = (float)x;
+    return (double)f > x ? nextafterf(f, -INFINITY) : f;
+}
+
 static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xform *b_in_a, prox_vec3 out[3])
 {
     for (int k = 0; k < 3; k++)
@@ -91,7 +98,7 @@ static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t 
             prox_vec3 pa, pb;
             double d = prox_triangle_distance(P, Q, &pa, &pb);
             if (kind == PROX_QUERY_DISTANCE)
-                prox_front_record(p, na, nb); /* a leaf pair ends the cut */
+                prox_front_record(p, na, nb, key_down(d)); /* a leaf pair ends the cut */
             prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
         } else if (prox_triangle_intersect(P, Q)) {
             prox_vec3 pa, pb;
@@ -330,10 +337,11 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     int m = 0;
     for (int i = 0; i < n; i++) {
         if (i + 1 < n && up[i] != UINT32_MAX && up[i] == up[i + 1] && key[i] >= best && key[i + 1] >= best) {
+            float k = key[i] < key[i + 1] ? key[i] : key[i + 1]; /* bounds both halves */
             if (split_a)
-                prox_front_record(p, up[i], nb);
+                prox_front_record(p, up[i], nb, k);
             else
-                prox_front_record(p, na, up[i]);
+                prox_front_record(p, na, up[i], k);
             i++;
             continue;
         }
@@ -484,12 +492,17 @@ static void front_bounds(const bvh_node *an, const bvh_node *bn, const prox_fron
 }
 
 /* Distance coherence: with a front in the cache, start from the last
- * query's cut (pairs pruned, leaf pairs) instead of the root pair: each
- * front pair gets its bound at the new pose; those that still cannot beat
- * the seeded best (the cached closest triangle pair) stay in the front
- * untested below, the rest are pushed and descend as usual. This skips the
- * expansions above the front that every query from the root repeats. */
-static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_front_entry *src, uint32_t n)
+ * query's cut (pairs pruned, leaf pairs) instead of the root pair. Each
+ * entry carries a lower bound on its pair's distance at the pose it was
+ * recorded at (the node bound, or a leaf pair's exact distance); no point
+ * of B has moved by more than `moved` since, so the bound less `moved`
+ * still holds. Entries that still cannot beat the seeded best (the cached
+ * closest triangle pair) stay in the front with that lowered bound,
+ * untested; the others get their bound at the new pose (four per float
+ * pass) and are pushed if it is below the best. This skips the expansions
+ * above the front that a query from the roots repeats, and on a slow path
+ * most of the front's bound and leaf tests too. */
+static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_front_entry *src, uint32_t n, double moved)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
     for (uint32_t i = 0; i < n; i++)
@@ -502,20 +515,49 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
      * once it has grown by 1/8 since the last start from the roots, start over */
     if (n > p->cache->front_base + p->cache->front_base / 8 + 64)
         return -1;
-    for (uint32_t i = 0; i < n; i += 4) {
-        int m = n - i < 4 ? (int)(n - i) : 4;
+    prox_front_entry batch[4];
+    int m = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        if (i < n) {
+            double kept = (double)src[i].key - moved;
+            if (kept >= best) {
+                prox_front_record(p, src[i].na, src[i].nb, key_down(kept));
+                continue;
+            }
+            batch[m++] = src[i];
+            if (m < 4)
+                continue;
+        }
+        if (m == 0)
+            break;
         float key[4];
-        front_bounds(A->nodes, B->nodes, src + i, m, &p->b_in_a, key);
+        front_bounds(A->nodes, B->nodes, batch, m, &p->b_in_a, key);
         prox_ctx_count(c, (uint32_t)m, 0);
         for (int j = 0; j < m; j++) {
             double g = key[j];
             if (g >= best)
-                prox_front_record(p, src[i + j].na, src[i + j].nb);
+                prox_front_record(p, batch[j].na, batch[j].nb, key[j]);
             else
-                prox_ctx_push(c, p, src[i + j].na, src[i + j].nb, g > 0 ? g : 0.0);
+                prox_ctx_push(c, p, batch[j].na, batch[j].nb, g > 0 ? g : 0.0);
         }
+        m = 0;
     }
     return 0;
+}
+
+/* how far any point of B's tree can have moved between two poses of B in
+ * A's frame: |dR| |p| + |dt| for p in B's root sphere */
+static double moved_since(const prox_xform *X0, const prox_xform *X1, const prox_bvh *B)
+{
+    double f2 = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double d = X1->R.m[i][j] - X0->R.m[i][j];
+            f2 += d * d;
+        }
+    const bvh_node *r = &B->nodes[0];
+    double rad = sqrt((double)r->c[0] * r->c[0] + (double)r->c[1] * r->c[1] + (double)r->c[2] * r->c[2]) + r->radius;
+    return (sqrt(f2) * rad + prox_v3_dist(X1->t, X0->t)) * (1 + 1e-12);
 }
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
@@ -532,7 +574,12 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
         prox_front_invalidate(p);
         return; /* distance 0 is already certain */
     }
-    if (front && start_from_front(c, p, front, n_front) == 0)
+    double moved = INFINITY;
+    if (front)
+        moved = moved_since(&p->cache->front_pose, &p->b_in_a, p->b->impl);
+    if (p->query->kind == PROX_QUERY_DISTANCE && prox_front_on(p))
+        p->cache->front_pose = p->b_in_a; /* the pose this query's front is recorded at */
+    if (front && start_from_front(c, p, front, n_front, moved) == 0)
         return;
     if (prox_front_on(p))
         p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
@@ -543,10 +590,10 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
 }
 
 /* distance only (tolerance registers neither) */
-static void pruned_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+static void pruned_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
 {
     (void)c;
-    prox_front_record(p, na, nb);
+    prox_front_record(p, na, nb, key_down(key));
 }
 
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)

@@ -141,11 +141,11 @@ static int ctx_push_item(prox_ctx *c, const prox_item *it)
     return -1;
 }
 
-static inline void report_pruned(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+static inline void report_pruned(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
 {
     const prox_handler *h = c->e->pp[p->index].h;
     if (h->pruned)
-        h->pruned(c, p, na, nb);
+        h->pruned(c, p, na, nb, key);
 }
 
 int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
@@ -153,7 +153,7 @@ int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb
     /* prune at the door: nothing below can beat what we have */
     if ((c->kind == PROX_QUERY_DISTANCE && key >= c->best * (1.0 - c->q->rel_err)) ||
         (c->kind == PROX_QUERY_TOLERANCE && key >= c->q->tolerance)) {
-        report_pruned(c, p, na, nb);
+        report_pruned(c, p, na, nb, key);
         return 0;
     }
     if ((c->kind == PROX_QUERY_COLLIDE || c->kind == PROX_QUERY_CONTACTS) && key > 0.0)
@@ -418,7 +418,7 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         /* prune: a pair that cannot beat the best is dropped for good */
         if ((c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel) ||
             (c->kind == PROX_QUERY_TOLERANCE && it.key >= q->tolerance)) {
-            report_pruned(c, ps, it.na, it.nb);
+            report_pruned(c, ps, it.na, it.nb, it.key);
             continue;
         }
         out->expansions++;
@@ -591,7 +591,7 @@ const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *coun
     return &k->front[k->front_valid == 1 ? 0 : half];
 }
 
-void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb)
+void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key)
 {
     if (!prox_front_on(p))
         return;
@@ -604,6 +604,7 @@ void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb)
     prox_front_entry *e = &k->front[(k->front_valid == 1 ? half : 0) + k->front_next_count++];
     e->na = na;
     e->nb = nb;
+    e->key = key;
 }
 
 void prox_front_invalidate(const prox_pairstate *p)

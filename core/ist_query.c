@@ -761,7 +761,7 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
             /* two leaves: their exact lens (zero if apart) */
             leaf_volume(p, la.id[i] & ~IST_LEAF, lb.id[j] & ~IST_LEAF, s);
             if (record)
-                prox_front_record(p, la.id[i], lb.id[j]);
+                prox_front_record(p, la.id[i], lb.id[j], 0.0f);
             continue;
         }
         if (stack && !((la.id[i] | lb.id[j]) & IST_LEAF)) {
@@ -788,7 +788,7 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
         if (contained(p, a, b, dist)) {
             acc_contained(p, a, b, s);
             if (record)
-                prox_front_record(p, a->id, b->id);
+                prox_front_record(p, a->id, b->id, 0.0f);
             continue;
         }
         if (stack && stack->n < PV_STACK)
@@ -873,7 +873,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
     if ((na & IST_LEAF) && (nb & IST_LEAF)) {
         leaf_volume(p, na & ~IST_LEAF, nb & ~IST_LEAF, &s);
         if (record)
-            prox_front_record(p, na, nb);
+            prox_front_record(p, na, nb, 0.0f);
     } else if (!record && p->query->deadline_ns &&
                (uint64_t)id_leaves(p->a->impl, na) * id_leaves(p->b->impl, nb) > PV_DFS_LEAVES)
         prox_ctx_count(c, penvol_children(c, p, na, nb, &s, NULL, 0.0, 0), 0);
@@ -933,10 +933,10 @@ static void root_penvol(prox_ctx *c, const prox_pairstate *p)
                 uint32_t na = src[i].na, nb = src[i].nb;
                 if (na & nb & IST_LEAF) {
                     leaf_volume(p, na & ~IST_LEAF, nb & ~IST_LEAF, &s);
-                    prox_front_record(p, na, nb);
+                    prox_front_record(p, na, nb, 0.0f);
                 } else if (contained(p, &a, &b, pair_kid(p, na, nb, &a, &b))) {
                     acc_contained(p, &a, &b, &s);
-                    prox_front_record(p, na, nb);
+                    prox_front_record(p, na, nb, 0.0f);
                 } else
                     penvol_dfs(c, p, na, nb, &s, f->rec_margin, 1);
             }

@@ -56,6 +56,7 @@ typedef enum prox_query_kind {
 
 typedef struct prox_front_entry {
     uint32_t na, nb;
+    float key; /* handler use: e.g. a lower bound on the pair's distance where it was recorded */
 } prox_front_entry;
 
 typedef struct prox_cache {
@@ -181,7 +182,7 @@ typedef struct prox_handler {
     /* DISTANCE / TOLERANCE: the engine dropped (na, nb) unexpanded because
      * its key cannot beat the best (at the push or at the pop). Handlers
      * that record traversal fronts use it; NULL costs nothing. */
-    void (*pruned)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb);
+    void (*pruned)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key);
 } prox_handler;
 
 /* The bank: handlers by (type A, type B, kind), changeable at run time. */
@@ -290,7 +291,7 @@ int prox_ctx_done(const prox_ctx *c);
 int prox_front_on(const prox_pairstate *p);
 /* Start recording; returns the last valid front and its size, or NULL. */
 const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);
-void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb);
+void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key);
 /* This query's front is not a full cut (e.g. an early answer): drop it. */
 void prox_front_invalidate(const prox_pairstate *p);
 /* In the finish hook: keep the recorded front if the query completed. */

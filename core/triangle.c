@@ -13,12 +13,15 @@
 
 #include "prox_mesh.h"
 
-/* Closest points of segments p1q1 and p2q2 (Ericson, Real-Time Collision
- * Detection 5.1.9); returns squared distance. Handles zero-length segments. */
-static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, prox_vec3 *c1, prox_vec3 *c2)
+/* Closest points of segments p1 + s d1 and p2 + t d2, s, t in [0, 1]
+ * (Ericson, Real-Time Collision Detection 5.1.9), with a = |d1|^2 and
+ * e = |d2|^2 given; returns the squared distance. Handles zero-length
+ * segments. */
+static inline double seg_seg_pre(prox_vec3 p1, prox_vec3 d1, double a, prox_vec3 p2, prox_vec3 d2, double e, prox_vec3 *c1,
+                                 prox_vec3 *c2)
 {
-    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2), r = prox_v3_sub(p1, p2);
-    double a = prox_v3_dot(d1, d1), e = prox_v3_dot(d2, d2), f = prox_v3_dot(d2, r);
+    prox_vec3 r = prox_v3_sub(p1, p2);
+    double f = prox_v3_dot(d2, r);
     double s, t;
     const double eps = 1e-300;
     if (a <= eps && e <= eps) {
@@ -57,6 +60,13 @@ static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, pr
     *c1 = prox_v3_madd(p1, d1, s);
     *c2 = prox_v3_madd(p2, d2, t);
     return prox_v3_len2(prox_v3_sub(*c1, *c2));
+}
+
+/* the same from the end points (a, e: squared lengths, computed here) */
+static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, prox_vec3 *c1, prox_vec3 *c2)
+{
+    prox_vec3 d1 = prox_v3_sub(q1, p1), d2 = prox_v3_sub(q2, p2);
+    return seg_seg_pre(p1, d1, prox_v3_dot(d1, d1), p2, d2, prox_v3_dot(d2, d2), c1, c2);
 }
 
 double prox_point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
@@ -147,21 +157,6 @@ static int seg_tri_cross(prox_vec3 p, prox_vec3 q, const prox_vec3 T[3], prox_ve
     return 1;
 }
 
-static int tri_degenerate(const prox_vec3 T[3])
-{
-    prox_vec3 e1 = prox_v3_sub(T[1], T[0]), e2 = prox_v3_sub(T[2], T[0]);
-    double s = prox_v3_len2(e1) + prox_v3_len2(e2);
-    return !(prox_v3_len2(prox_v3_cross(e1, e2)) > 1e-24 * s * s);
-}
-
-/* all of T strictly on one side of the plane through A with normal n? */
-static int strictly_one_side(prox_vec3 n, prox_vec3 a, const prox_vec3 T[3])
-{
-    double s0 = prox_v3_dot(n, prox_v3_sub(T[0], a)), s1 = prox_v3_dot(n, prox_v3_sub(T[1], a));
-    double s2 = prox_v3_dot(n, prox_v3_sub(T[2], a));
-    return (s0 > 0 && s1 > 0 && s2 > 0) || (s0 < 0 && s1 < 0 && s2 < 0);
-}
-
 /* Does v = y - x separate P (behind x) from Q (beyond y)? Then no points of
  * the triangles are closer than |v| (the slab between the two planes
  * normal to v through x and y lies between them), and (x, y) is the answer. */
@@ -178,12 +173,26 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
 {
     double best = DBL_MAX;
     prox_vec3 bp = P[0], bq = Q[0], c1, c2;
+    /* edges and their squared lengths, once */
+    prox_vec3 eP[3], eQ[3];
+    double lP[3], lQ[3];
+    for (int i = 0; i < 3; i++) {
+        eP[i] = prox_v3_sub(P[(i + 1) % 3], P[i]), lP[i] = prox_v3_len2(eP[i]);
+        eQ[i] = prox_v3_sub(Q[(i + 1) % 3], Q[i]), lQ[i] = prox_v3_len2(eQ[i]);
+    }
+    prox_vec3 nP = prox_v3_cross(eP[0], prox_v3_sub(P[2], P[0])), nQ = prox_v3_cross(eQ[0], prox_v3_sub(Q[2], Q[0]));
+    double nP2 = prox_v3_len2(nP), nQ2 = prox_v3_len2(nQ);
+    /* degenerate (zero area, as tri_degenerate): fall back to the edges */
+    int degP = !(nP2 > 1e-24 * (lP[0] + lP[2]) * (lP[0] + lP[2])), degQ = !(nQ2 > 1e-24 * (lQ[0] + lQ[2]) * (lQ[0] + lQ[2]));
+    /* signed plane offsets (times the normals' lengths) of each triangle's
+     * vertices from the other's plane */
+    double sQ[3], sP[3];
+    for (int i = 0; i < 3; i++)
+        sQ[i] = prox_v3_dot(nP, prox_v3_sub(Q[i], P[0])), sP[i] = prox_v3_dot(nQ, prox_v3_sub(P[i], Q[0]));
     /* edge crossings: distance 0; impossible when either triangle lies
      * strictly on one side of the other's plane */
-    int degP = tri_degenerate(P), degQ = tri_degenerate(Q);
-    prox_vec3 nP = prox_v3_cross(prox_v3_sub(P[1], P[0]), prox_v3_sub(P[2], P[0]));
-    prox_vec3 nQ = prox_v3_cross(prox_v3_sub(Q[1], Q[0]), prox_v3_sub(Q[2], Q[0]));
-    int apart = (!degP && strictly_one_side(nP, P[0], Q)) || (!degQ && strictly_one_side(nQ, Q[0], P));
+    int apart = (!degP && ((sQ[0] > 0 && sQ[1] > 0 && sQ[2] > 0) || (sQ[0] < 0 && sQ[1] < 0 && sQ[2] < 0))) ||
+                (!degQ && ((sP[0] > 0 && sP[1] > 0 && sP[2] > 0) || (sP[0] < 0 && sP[1] < 0 && sP[2] < 0)));
     for (int i = 0; i < 3 && !apart; i++) {
         prox_vec3 x;
         if (!degQ && seg_tri_cross(P[i], P[(i + 1) % 3], Q, &x)) {
@@ -201,9 +210,37 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
             return 0.0;
         }
     }
+    /* a triangle wholly on one side of the other's plane whose vertex
+     * nearest that plane projects into the other triangle: that vertex and
+     * its projection are the closest pair (no point of it is nearer the
+     * plane; PQP's vertex-face case), no edge pair needed */
+    if (apart) {
+        for (int side = 0; side < 2; side++) {
+            const prox_vec3 *F = side ? Q : P, *V = side ? P : Q, *eF = side ? eQ : eP;
+            const double *sv = side ? sP : sQ;
+            int deg = side ? degQ : degP;
+            prox_vec3 n = side ? nQ : nP;
+            if (deg || !((sv[0] > 0 && sv[1] > 0 && sv[2] > 0) || (sv[0] < 0 && sv[1] < 0 && sv[2] < 0)))
+                continue;
+            int k = fabs(sv[0]) <= fabs(sv[1]) ? 0 : 1;
+            k = fabs(sv[k]) <= fabs(sv[2]) ? k : 2;
+            int inside = 1;
+            for (int i = 0; i < 3 && inside; i++)
+                inside = prox_v3_dot(prox_v3_cross(eF[i], prox_v3_sub(V[k], F[i])), n) >= 0;
+            if (!inside)
+                continue;
+            double n2 = side ? nQ2 : nP2;
+            prox_vec3 x = prox_v3_madd(V[k], n, -sv[k] / n2); /* V[k]'s foot on F */
+            if (p_on_P)
+                *p_on_P = side ? V[k] : x;
+            if (q_on_Q)
+                *q_on_Q = side ? x : V[k];
+            return fabs(sv[k]) / sqrt(n2);
+        }
+    }
     for (int i = 0; i < 3; i++) {
         for (int j = 0; j < 3; j++) {
-            double d = seg_seg(P[i], P[(i + 1) % 3], Q[j], Q[(j + 1) % 3], &c1, &c2);
+            double d = seg_seg_pre(P[i], eP[i], lP[i], Q[j], eQ[j], lQ[j], &c1, &c2);
             if (d < best) {
                 best = d;
                 bp = c1;
@@ -215,18 +252,25 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
             }
         }
     }
+    /* vertex-face pairs; a vertex whose distance to the other's plane is
+     * already no better than the best cannot be closer to the face */
     for (int i = 0; i < 3; i++) {
-        double d = prox_point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
-        if (d < best) {
-            best = d;
-            bp = P[i];
-            bq = c2;
+        double d;
+        if (degQ || sP[i] * sP[i] < best * nQ2) {
+            d = prox_point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
+            if (d < best) {
+                best = d;
+                bp = P[i];
+                bq = c2;
+            }
         }
-        d = prox_point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
-        if (d < best) {
-            best = d;
-            bp = c1;
-            bq = Q[i];
+        if (degP || sQ[i] * sQ[i] < best * nP2) {
+            d = prox_point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
+            if (d < best) {
+                best = d;
+                bp = c1;
+                bq = Q[i];
+            }
         }
     }
 done:
