@@ -111,7 +111,14 @@ for m in knot1 elephant fandisk bunny00 armadillo; do
     "$BUILD/prox" penvol "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/rep" --budget-us 200 --times "$tmp/times" > /dev/null 2> "$tmp/p.err"
     awk '{print $1-200}' "$tmp/times" > "$tmp/ow"; awk '{print $2-200}' "$tmp/times" > "$tmp/oc"
     nq=$(wc -l < "$tmp/times")
-    echo "$m $nq $(pct "$tmp/ow" 0.5) $(pct "$tmp/ow" 0.99) $(pct "$tmp/ow" 0.999) $(pct "$tmp/ow" 1) $(pct "$tmp/oc" 0.5) $(pct "$tmp/oc" 0.99) $(pct "$tmp/oc" 0.999) $(pct "$tmp/oc" 1)" >> "$tmp/over"
+    # the machine's own stalls, probed right after for as long as the queries ran: the share of
+    # deadlines that land in a stall with more than 10 us of it left
+    o10=$(awk '$1 > 10 { n++ } END { printf "%.4f", n / NR }' "$tmp/ow")
+    secs=$(awk '{ s += $1 } END { printf "%.3f", s / 1e6 }' "$tmp/times")
+    probe=$("$B/stall_probe" "$secs")
+    p10=$(echo "$probe" | sed -n 's/.*p_over_10us=\([0-9.]*\).*/\1/p')
+    g10=$(echo "$probe" | sed -n 's/.*gaps_10us=\([0-9]*\).*/\1/p')
+    echo "$m $nq $(pct "$tmp/ow" 0.5) $(pct "$tmp/ow" 0.99) $(pct "$tmp/ow" 0.999) $(pct "$tmp/ow" 1) $(pct "$tmp/oc" 0.5) $(pct "$tmp/oc" 0.99) $(pct "$tmp/oc" 0.999) $(pct "$tmp/oc" 1) $o10 $p10 $(awk "BEGIN{printf \"%.0f\", $g10 / $secs}")" >> "$tmp/over"
     # coherence: 3 paths of 200 small steps from light poses (a slide of 0.06% of the size and a turn of
     # 0.002 rad about z per step), every query from the roots and with --coherent (the contact front)
     grep -v '^#' "$tmp/poses.light" | head -n 3 | awk '{
@@ -140,10 +147,14 @@ echo "Overshoot = query time - 200 us (negative: finished early), nearest-rank p
 echo "what the deadline is checked against, includes any preemption of the thread. CPU: the thread's CPU time"
 echo "(CLOCK_THREAD_CPUTIME_ID), which leaves out time the guest scheduler gave to other threads, but on this"
 echo "VM not time the host took the virtual CPU away. \`prox penvol --budget-us 200 --times FILE\`."
+echo "Machine stalls: \`bench/stall_probe\` spins on the clock right after each mesh's run, for as long as its queries"
+echo "took, and counts gaps (the thread not running) over 10 us per second; a deadline at a random moment lands in"
+echo "such a gap with more than 10 us of it left with the probability given (sum of max(0, gap - 10 us) / time):"
+echo "the share of queries the machine alone would push more than 10 us over, whatever the query does."
 echo
-echo "| mesh | queries | wall p50 / p99 / p99.9 / max us | CPU p50 / p99 / p99.9 / max us |"
-echo "|---|---|---|---|"
-awk '{ printf "| %s | %d | %.1f / %.1f / %.1f / %.1f | %.1f / %.1f / %.1f / %.1f |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$tmp/over"
+echo "| mesh | queries | wall p50 / p99 / p99.9 / max us | CPU p50 / p99 / p99.9 / max us | queries > 10 us over | machine stalls > 10 us: per s, predicted share |"
+echo "|---|---|---|---|---|---|"
+awk '{ printf "| %s | %d | %.1f / %.1f / %.1f / %.1f | %.1f / %.1f / %.1f / %.1f | %.2f%% | %d/s, %.2f%% |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 100 * $11, $13, 100 * $12 }' "$tmp/over"
 echo
 echo "## Coherence: penetration volume along paths (prox penvol --coherent)"
 echo
