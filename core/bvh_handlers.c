@@ -546,18 +546,12 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
 }
 
 /* how far any point of B's tree can have moved between two poses of B in
- * A's frame: |dR| |p| + |dt| for p in B's root sphere */
+ * A's frame (B's root sphere about B's origin) */
 static double moved_since(const prox_xform *X0, const prox_xform *X1, const prox_bvh *B)
 {
-    double f2 = 0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double d = X1->R.m[i][j] - X0->R.m[i][j];
-            f2 += d * d;
-        }
     const bvh_node *r = &B->nodes[0];
     double rad = sqrt((double)r->c[0] * r->c[0] + (double)r->c[1] * r->c[1] + (double)r->c[2] * r->c[2]) + r->radius;
-    return (sqrt(f2) * rad + prox_v3_dist(X1->t, X0->t)) * (1 + 1e-12);
+    return prox_xform_motion_bound(X0, X1, rad) * (1 + 1e-12);
 }
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)

@@ -899,14 +899,8 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
  * B in A's frame */
 static double motion_bound(const prox_xform *X0, const prox_xform *X1, const prox_ist *B)
 {
-    double f2 = 0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double d = X1->R.m[i][j] - X0->R.m[i][j];
-            f2 += d * d;
-        }
     double rad = sqrt((double)B->root[0] * B->root[0] + (double)B->root[1] * B->root[1] + (double)B->root[2] * B->root[2]) + B->root[3];
-    return sqrt(f2) * rad + prox_v3_dist(X1->t, X0->t);
+    return prox_xform_motion_bound(X0, X1, rad);
 }
 
 static void root_penvol(prox_ctx *c, const prox_pairstate *p)
