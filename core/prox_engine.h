@@ -180,8 +180,9 @@ typedef struct prox_handler {
     void (*finish)(prox_ctx *c, const prox_pairstate *p);
     void *user;
     /* DISTANCE / TOLERANCE: the engine dropped (na, nb) unexpanded because
-     * its key cannot beat the best (at the push or at the pop). Handlers
-     * that record traversal fronts use it; NULL costs nothing. */
+     * its key (a lower bound on its distance, passed along) cannot beat the
+     * best (at the push or at the pop). Handlers that record traversal
+     * fronts use it; NULL costs nothing. */
     void (*pruned)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key);
 } prox_handler;
 
