@@ -591,20 +591,22 @@ const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *coun
     return &k->front[k->front_valid == 1 ? 0 : half];
 }
 
-void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key)
+prox_front_entry *prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key)
 {
     if (!prox_front_on(p))
-        return;
+        return NULL;
     prox_cache *k = p->cache;
     uint32_t half = k->front_capacity / 2;
     if (k->front_next_count >= half) {
         k->front_overflow = 1;
-        return;
+        return NULL;
     }
     prox_front_entry *e = &k->front[(k->front_valid == 1 ? half : 0) + k->front_next_count++];
     e->na = na;
     e->nb = nb;
     e->key = key;
+    e->dir[0] = e->dir[1] = e->dir[2] = 0.0f;
+    return e;
 }
 
 void prox_front_invalidate(const prox_pairstate *p)

@@ -56,7 +56,8 @@ typedef enum prox_query_kind {
 
 typedef struct prox_front_entry {
     uint32_t na, nb;
-    float key; /* handler use: e.g. a lower bound on the pair's distance where it was recorded */
+    float key;    /* handler use: e.g. a lower bound on the pair's distance where it was recorded */
+    float dir[3]; /* handler use: e.g. a leaf pair's closest direction (0 if none) */
 } prox_front_entry;
 
 typedef struct prox_cache {
@@ -292,7 +293,9 @@ int prox_ctx_done(const prox_ctx *c);
 int prox_front_on(const prox_pairstate *p);
 /* Start recording; returns the last valid front and its size, or NULL. */
 const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);
-void prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key);
+/* Returns the entry (dir zeroed, for the handler to fill), or NULL when
+ * fronts are off or this front is full. */
+prox_front_entry *prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key);
 /* This query's front is not a full cut (e.g. an early answer): drop it. */
 void prox_front_invalidate(const prox_pairstate *p);
 /* In the finish hook: keep the recorded front if the query completed. */
