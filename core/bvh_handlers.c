@@ -549,11 +549,12 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
     if (!(best < INFINITY))
         return -1; /* nothing seeded: the front would prune nothing */
     /* a front only deepens (pairs that drift apart are not raised again):
-     * once it has doubled since the last start from the roots, start over
-     * (kept entries cost a compare each; a growth limit of 1/8 restarted
-     * 28-47% of the queries on the bench paths, and measured 5-13% slower
-     * whole-process on knot1 and bunny00, alike on armadillo) */
-    if (n > 2 * p->cache->front_base + 64)
+     * once it has grown by half since the last start from the roots, start
+     * over. Median query time on the bench's 500-step paths against a limit
+     * of 1/8 (which restarted 28-47% of the queries): armadillo 0.82x,
+     * bunny00 0.80x, knot1 1.02x; doubling was worse (armadillo 1.3x, knot1
+     * 1.15x: the longer front costs more than the restarts it saves) */
+    if (n > p->cache->front_base + p->cache->front_base / 2 + 64)
         return -1;
     prox_front_entry batch[4];
     int m = 0;
