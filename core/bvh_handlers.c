@@ -72,7 +72,9 @@ static inline double dist_gap(const bvh_node *a, const bvh_node *b, dist_placed 
 /* a float no larger than x (front keys stay lower bounds) */
 static inline float key_down(double x)
 {
-    float f = (float)x;
+    /* lowered by 2^-22 of itself first, rounding to nearest cannot land above
+     * x (normal floats); the library step only for what is left */
+    float f = (float)(x - fabs(x) * 0x1p-22);
     return (double)f > x ? nextafterf(f, -INFINITY) : f;
 }
 
