@@ -423,15 +423,23 @@ static int contained_overlap(prox_ctx *c, const prox_pairstate *p, int report_di
 }
 
 /* Dive greedily to one leaf pair (the child with the nearer bounding
- * sphere at each level) and offer its exact distance, so that the
- * traversal starts with a finite upper bound (and a query stopped at once
- * by its budget has a finite answer). Costs about two sphere tests per
- * level and one triangle test. */
-static void dive_distance(prox_ctx *c, const prox_pairstate *p)
+ * sphere at each level, the other one at level `flip`) and offer its exact
+ * distance, so that the traversal starts with a finite upper bound (and a
+ * query stopped at once by its budget has a finite answer). Costs about
+ * two sphere tests per level and one triangle test.
+ * Dives from the roots: the greedy one (flip -1) and one taking the other
+ * child at level `flip`, for each of the top DIVE_FLIPS levels. A better
+ * first bound prunes more of the descent that follows (the engine's stack
+ * runs depth first below the best pair): with 12 extra dives, 15-28% fewer
+ * expansions and a 5-25% lower median on random poses of the bench meshes
+ * (0, 4, 8, 12, 20 measured; 20 no better than 12); a seed with the exact
+ * answer would save ~38% on knot1. */
+#define DIVE_FLIPS 12
+static void dive_distance(prox_ctx *c, const prox_pairstate *p, int flip)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
     uint32_t na = p->a->root, nb = p->b->root;
-    for (;;) {
+    for (int level = 0;; level++) {
         uint32_t cha = A->child[na], chb = B->child[nb];
         int la = bvh_is_leaf(cha), lb = bvh_is_leaf(chb);
         if (la && lb)
@@ -442,13 +450,13 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
             const bvh_node *a0 = &A->nodes[cha], *a1 = &A->nodes[cha + 1];
             double g0 = prox_v3_dist(cb, prox_v3(a0->c[0], a0->c[1], a0->c[2])) - a0->radius;
             double g1 = prox_v3_dist(cb, prox_v3(a1->c[0], a1->c[1], a1->c[2])) - a1->radius;
-            na = g0 <= g1 ? cha : cha + 1;
+            na = (g0 <= g1) != (level == flip) ? cha : cha + 1;
         } else {
             prox_vec3 ca = prox_xform_point(&p->a_in_b, prox_v3(a->c[0], a->c[1], a->c[2]));
             const bvh_node *b0 = &B->nodes[chb], *b1 = &B->nodes[chb + 1];
             double g0 = prox_v3_dist(ca, prox_v3(b0->c[0], b0->c[1], b0->c[2])) - b0->radius;
             double g1 = prox_v3_dist(ca, prox_v3(b1->c[0], b1->c[1], b1->c[2])) - b1->radius;
-            nb = g0 <= g1 ? chb : chb + 1;
+            nb = (g0 <= g1) != (level == flip) ? chb : chb + 1;
         }
     }
     uint32_t ta = bvh_leaf_triangle(A->child[na]), tb = bvh_leaf_triangle(B->child[nb]);
@@ -624,7 +632,12 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     if (prox_front_on(p))
         p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
-    dive_distance(c, p); /* cheap; better than a stale cached pair after a jump */
+    /* cheap; better than a stale cached pair after a jump */
+    for (int f = -1; f < DIVE_FLIPS && !prox_ctx_done(c); f++) {
+        if (f >= 0 && p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
+            break; /* the first dive gives a budgeted query its finite answer; the rest only speed it up */
+        dive_distance(c, p, f);
+    }
     if (prox_ctx_done(c))
         return;
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
