@@ -427,8 +427,8 @@ static int contained_overlap(prox_ctx *c, const prox_pairstate *p, int report_di
  * distance, so that the traversal starts with a finite upper bound (and a
  * query stopped at once by its budget has a finite answer). Costs about
  * two sphere tests per level and one triangle test.
- * Dives from the roots: the greedy one (flip -1) and one taking the other
- * child at level `flip`, for each of the top DIVE_FLIPS levels. A better
+ * root_distance makes the greedy dive (flip -1) and one taking the other
+ * child at level `flip` for each of the top DIVE_FLIPS levels. A better
  * first bound prunes more of the descent that follows (the engine's stack
  * runs depth first below the best pair): with 12 extra dives, 15-28% fewer
  * expansions and a 5-25% lower median on random poses of the bench meshes
