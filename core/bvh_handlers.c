@@ -518,11 +518,12 @@ static double leaf_separation(const prox_bvh *A, const prox_bvh *B, const prox_f
     double n[3] = {e->dir[0], e->dir[1], e->dir[2]}, len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     if (!bvh_is_leaf(ca) || !bvh_is_leaf(cb) || !(len > 0))
         return -INFINITY;
-    prox_vec3 u = prox_v3(n[0] / len, n[1] / len, n[2] / len);
-    const prox_vec3 *P = A->tri[bvh_leaf_triangle(ca)], *Q = B->tri[bvh_leaf_triangle(cb)];
+    prox_vec3 u = prox_v3(n[0] / len, n[1] / len, n[2] / len), Q[3];
+    const prox_vec3 *P = A->tri[bvh_leaf_triangle(ca)];
+    leaf_tri_in_a(B, bvh_leaf_triangle(cb), X, Q);
     double pmax = -INFINITY, qmin = INFINITY, mag = 0;
     for (int k = 0; k < 3; k++) {
-        double s = prox_v3_dot(u, P[k]), t = prox_v3_dot(u, prox_xform_point(X, Q[k]));
+        double s = prox_v3_dot(u, P[k]), t = prox_v3_dot(u, Q[k]);
         pmax = s > pmax ? s : pmax;
         qmin = t < qmin ? t : qmin;
         mag += fabs(s) + fabs(t);
@@ -543,10 +544,11 @@ static inline void keep_entry(const prox_pairstate *p, const prox_front_entry *s
  * entry carries a lower bound on its pair's distance at the pose it was
  * recorded at (the node bound, or a leaf pair's exact distance); no point
  * of B has moved by more than `moved` since, so the bound less `moved`
- * still holds. Entries that still cannot beat the seeded best (the cached
- * closest triangle pair) stay in the front with that lowered bound,
- * untested; the others get their bound at the new pose (four per float
- * pass) and are pushed if it is below the best. This skips the expansions
+ * still holds; a leaf pair is bounded next by leaf_separation. Entries
+ * that still cannot beat the seeded best (the cached closest triangle
+ * pair) stay in the front with that bound, untested; the others get their
+ * node bound at the new pose (four per float pass) and are pushed if it is
+ * below the best. This skips the expansions
  * above the front that a query from the roots repeats, and on a slow path
  * most of the front's bound and leaf tests too. */
 static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_front_entry *src, uint32_t n, double moved)

@@ -169,6 +169,9 @@ static int separates(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 x, pr
     return 1;
 }
 
+/* three signed plane offsets all of one sign (strictly) */
+static inline int one_side(const double s[3]) { return (s[0] > 0 && s[1] > 0 && s[2] > 0) || (s[0] < 0 && s[1] < 0 && s[2] < 0); }
+
 double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q)
 {
     double best = DBL_MAX;
@@ -191,8 +194,7 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
         sQ[i] = prox_v3_dot(nP, prox_v3_sub(Q[i], P[0])), sP[i] = prox_v3_dot(nQ, prox_v3_sub(P[i], Q[0]));
     /* edge crossings: distance 0; impossible when either triangle lies
      * strictly on one side of the other's plane */
-    int apart = (!degP && ((sQ[0] > 0 && sQ[1] > 0 && sQ[2] > 0) || (sQ[0] < 0 && sQ[1] < 0 && sQ[2] < 0))) ||
-                (!degQ && ((sP[0] > 0 && sP[1] > 0 && sP[2] > 0) || (sP[0] < 0 && sP[1] < 0 && sP[2] < 0)));
+    int apart = (!degP && one_side(sQ)) || (!degQ && one_side(sP));
     for (int i = 0; i < 3 && !apart; i++) {
         prox_vec3 x;
         if (!degQ && seg_tri_cross(P[i], P[(i + 1) % 3], Q, &x)) {
@@ -220,7 +222,7 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
             const double *sv = side ? sP : sQ;
             int deg = side ? degQ : degP;
             prox_vec3 n = side ? nQ : nP;
-            if (deg || !((sv[0] > 0 && sv[1] > 0 && sv[2] > 0) || (sv[0] < 0 && sv[1] < 0 && sv[2] < 0)))
+            if (deg || !one_side(sv))
                 continue;
             int k = fabs(sv[0]) <= fabs(sv[1]) ? 0 : 1;
             k = fabs(sv[k]) <= fabs(sv[2]) ? k : 2;
