@@ -74,7 +74,7 @@ struct prox_ist {
     float (*dr)[4];
     /* per node: centroid of its leaves' secondary volume and the radius of
      * a ball of that volume (the expected-overlap model, see
-     * expected_vol in ist_query.c) */
+     * expected_vol in ist_penvol.c) */
     float (*ncen)[4];
     /* per node record: its children's volume balls as lanes (x[4], y[4],
      * z[4], r[4]; r = 0 for an empty slot), for the expected overlap */
