@@ -3,10 +3,11 @@
  * Node ids seen by the engine: an inner node index, or IST_LEAF | sphere
  * index. Every inner node record holds its up to four children's bounding
  * spheres struct-of-arrays, so one node-pair expansion reads two records
- * and tests 16 child pairs. A child's bounding sphere encloses the inner
- * spheres below it at their larger radius (max of primary and secondary),
- * so it bounds both the distance model (primary radii) and the volume
- * model (secondary radii). All in the mesh's local frame, floats.
+ * and tests 16 child pairs. A child's bounding sphere encloses both
+ * spheres of every leaf below it, the inner (primary) sphere and the
+ * secondary sphere (its own centre, see sec), so it bounds both the
+ * distance model and the volume model; a leaf child's is centred on its
+ * inner sphere. All in the mesh's local frame, floats.
  */
 #ifndef PROX_IST_INTERNAL_H
 #define PROX_IST_INTERNAL_H
@@ -26,7 +27,7 @@ typedef struct ist_node {
 typedef struct ist_sphere {
     float x, y, z;
     float r;   /* inner (primary) radius: inside the mesh, no overlaps */
-    float r2;  /* secondary radius: volume of the voxels it accounts for */
+    float r2;  /* secondary radius: the volume it accounts for (centre: prox_ist.sec) */
     uint32_t tri; /* closest triangle of the centre */
 } ist_sphere;
 
@@ -80,6 +81,16 @@ struct prox_ist {
      * z[4], r[4]; r = 0 for an empty slot), for the expected overlap */
     float (*cball)[16];
     ist_tritree tritree;
+    /* per sphere: its secondary sphere (4.2.1), the volume model of
+     * penetration volume: centre (the centroid of the voxels it accounts
+     * for; in version 1 and 2 files the inner sphere's centre) and radius
+     * (a copy of spheres[].r2). Apart from ist_sphere so a volume query
+     * reads one aligned 16-byte record per leaf and distance queries never
+     * load it. */
+    float (*sec)[4];
+    /* derived: per sphere, the radius about its (primary) centre that
+     * encloses both of its spheres (a node record's sphere for a leaf child) */
+    float *lbr;
 };
 
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
@@ -93,7 +104,8 @@ void ist_tritree_free(ist_tritree *g);
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns);
 
-/* Fill the derived per-node data (nsph, nvol, nleaves, dr, ncen, cball)
+/* Fill the derived per-sphere and per-node data (sec radii, lbr, nsph,
+ * nvol, nleaves, dr, ncen, cball)
  * and, for version 1 files, adjacency and the triangle box tree (build and
  * load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);
@@ -104,20 +116,21 @@ int ist_derive(prox_ist *t);
 static inline void ist_id_ball(const prox_ist *t, uint32_t id, float ball[4])
 {
     if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        ball[0] = q->x, ball[1] = q->y, ball[2] = q->z, ball[3] = q->r2;
+        for (int k = 0; k < 4; k++)
+            ball[k] = t->sec[id & ~IST_LEAF][k];
     } else {
         for (int k = 0; k < 4; k++)
             ball[k] = t->ncen[id][k];
     }
 }
 
-/* Bounding sphere, volume and leaf count of any node id. */
+/* Bounding sphere (of both sphere models), volume and leaf count of any
+ * node id. */
 static inline void ist_id_sphere(const prox_ist *t, uint32_t id, float s[4], float *vol, uint32_t *leaves)
 {
     if (id & IST_LEAF) {
         const ist_sphere *p = &t->spheres[id & ~IST_LEAF];
-        s[0] = p->x, s[1] = p->y, s[2] = p->z, s[3] = p->r > p->r2 ? p->r : p->r2;
+        s[0] = p->x, s[1] = p->y, s[2] = p->z, s[3] = t->lbr[id & ~IST_LEAF];
         *vol = (float)(4.0 / 3.0 * M_PI * (double)p->r2 * p->r2 * p->r2);
         *leaves = 1;
     } else {

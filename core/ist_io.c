@@ -10,10 +10,16 @@
  * ms on a 75k-triangle mesh): a uint32 box count, the edge adjacency (3
  * uint32 per triangle), the triangle box tree (32-byte nodes), its leaf
  * order (uint32 per triangle) and leaf-ordered float triangles (9 floats);
- * then a CRC-32 (zlib) of everything after the magic. Loading reads the
- * file once and validates sizes, checksum, every index and every number
- * before the tree is used. Version 1 files still load (the extras are
- * derived). */
+ * version 3 adds the secondary spheres' centres (3 floats per sphere;
+ * their radii are the spheres' r2); then a CRC-32 (zlib) of everything
+ * after the magic. Loading reads the file once and validates sizes,
+ * checksum, every index and every number before the tree is used, and that
+ * each node record's sphere of a leaf child encloses both of the leaf's
+ * spheres. Version 1 and 2 files still load: the derived block is derived
+ * again; their secondary centres cannot be (they come from the voxel
+ * assignment of the build), so such a tree keeps the model it was built
+ * with, each secondary sphere about its inner sphere's centre (rebuild
+ * for the centroid model). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +29,7 @@
 #include "ist_internal.h"
 
 #define IST_MAGIC "PROXIST"
-#define IST_VERSION 2u
+#define IST_VERSION 3u
 #define IST_HEADER_U32 8
 
 _Static_assert(sizeof(ist_node) == 112, "ist_node layout is part of the file format");
@@ -43,6 +49,9 @@ static size_t derived_size(uint32_t tris, uint32_t boxes)
            (size_t)tris * sizeof(float[9]);
 }
 
+/* version 3's secondary centres after that */
+static size_t centres_size(uint32_t spheres) { return (size_t)spheres * sizeof(float[3]); }
+
 int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
 {
     uint32_t boxes = t->tritree.nodes ? t->tritree.node_count : 0;
@@ -50,7 +59,8 @@ int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: inner sphere tree not fully derived", path);
         return -1;
     }
-    size_t n = payload_size(t->node_count, t->sphere_count, t->vert_count, t->tri_count) + derived_size(t->tri_count, boxes);
+    size_t n = payload_size(t->node_count, t->sphere_count, t->vert_count, t->tri_count) + derived_size(t->tri_count, boxes) +
+               centres_size(t->sphere_count);
     unsigned char *buf = malloc(8 + n + 4);
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -77,6 +87,8 @@ int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
         memcpy(p, t->tritree.order, sizeof(uint32_t) * t->tri_count), p += sizeof(uint32_t) * t->tri_count;
         memcpy(p, t->tritree.ltri, sizeof(float[9]) * t->tri_count), p += sizeof(float[9]) * t->tri_count;
     }
+    for (uint32_t i = 0; i < t->sphere_count; i++)
+        memcpy(p, t->sec[i], sizeof(float[3])), p += sizeof(float[3]);
     uint32_t crc = (uint32_t)crc32(0L, buf + 8, (uInt)n);
     memcpy(p, &crc, 4);
     FILE *f = fopen(path, "wb");
@@ -134,8 +146,8 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: .ist file from a machine of other byte order", path);
         goto fail;
     }
-    if (h[0] != 1u && h[0] != IST_VERSION) {
-        snprintf(err, errlen, "%s: .ist version %u, this prox reads version %u; rebuild it with prox build", path, h[0], IST_VERSION);
+    if (h[0] < 1u || h[0] > IST_VERSION) {
+        snprintf(err, errlen, "%s: .ist version %u, this prox reads versions 1 to %u; rebuild it with prox build", path, h[0], IST_VERSION);
         goto fail;
     }
     if (h[2] > (1u << 28) || h[3] > (1u << 28) || h[4] > (1u << 28) || h[5] > (1u << 28) || h[3] == 0) {
@@ -153,6 +165,8 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         }
         n += derived_size(h[5], boxes);
     }
+    if (h[0] >= 3)
+        n += centres_size(h[3]);
     if ((size_t)size != 8 + n + 4) {
         snprintf(err, errlen, "%s: truncated or padded .ist file (%ld bytes, expected %zu)", path, size, 8 + n + 4);
         goto fail;
@@ -181,14 +195,16 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     t->spheres = malloc(sizeof(ist_sphere) * t->sphere_count);
     t->verts = malloc(sizeof(prox_vec3) * (t->vert_count ? t->vert_count : 1));
     t->tris = malloc(sizeof(uint32_t[3]) * (t->tri_count ? t->tri_count : 1));
-    if (!t->nodes || !t->spheres || !t->verts || !t->tris)
+    t->sec = malloc(sizeof *t->sec * t->sphere_count);
+    if (!t->nodes || !t->spheres || !t->verts || !t->tris || !t->sec)
         goto oom;
     memcpy(t->nodes, p, sizeof(ist_node) * t->node_count), p += sizeof(ist_node) * t->node_count;
     memcpy(t->spheres, p, sizeof(ist_sphere) * t->sphere_count), p += sizeof(ist_sphere) * t->sphere_count;
     memcpy(t->verts, p, sizeof(prox_vec3) * t->vert_count), p += sizeof(prox_vec3) * t->vert_count;
     memcpy(t->tris, p, sizeof(uint32_t[3]) * t->tri_count), p += sizeof(uint32_t[3]) * t->tri_count;
-    if (h[0] >= 2 && t->tri_count) {
+    if (h[0] >= 2)
         p += 4; /* box count, read above */
+    if (h[0] >= 2 && t->tri_count) {
         ist_tritree *g = &t->tritree;
         t->adj = malloc(sizeof(uint32_t[3]) * t->tri_count);
         g->nodes = malloc(sizeof(ist_box) * (boxes ? boxes : 1));
@@ -200,7 +216,15 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         memcpy(t->adj, p, sizeof(uint32_t[3]) * t->tri_count), p += sizeof(uint32_t[3]) * t->tri_count;
         memcpy(g->nodes, p, sizeof(ist_box) * boxes), p += sizeof(ist_box) * boxes;
         memcpy(g->order, p, sizeof(uint32_t) * t->tri_count), p += sizeof(uint32_t) * t->tri_count;
-        memcpy(g->ltri, p, sizeof(float[9]) * t->tri_count);
+        memcpy(g->ltri, p, sizeof(float[9]) * t->tri_count), p += sizeof(float[9]) * t->tri_count;
+    }
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        const ist_sphere *q = &t->spheres[i];
+        if (h[0] >= 3)
+            memcpy(t->sec[i], p, sizeof(float[3])), p += sizeof(float[3]);
+        else /* versions 1 and 2: secondary spheres about the inner spheres' centres */
+            t->sec[i][0] = q->x, t->sec[i][1] = q->y, t->sec[i][2] = q->z;
+        t->sec[i][3] = q->r2;
     }
     /* validate everything a query will follow or compute with */
     int ok = valid_id(t, t->tree.root) && t->tree.root != IST_EMPTY && (t->tree.root & IST_LEAF) == 0 && t->node_count > 0;
@@ -217,8 +241,25 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     for (uint32_t i = 0; ok && i < t->sphere_count; i++) {
         const ist_sphere *s = &t->spheres[i];
         ok = isfinite(s->x) && isfinite(s->y) && isfinite(s->z) && s->r >= 0 && s->r2 >= 0 && isfinite(s->r) &&
-             isfinite(s->r2) && s->tri < t->tri_count;
+             isfinite(s->r2) && s->tri < t->tri_count && isfinite(t->sec[i][0]) && isfinite(t->sec[i][1]) &&
+             isfinite(t->sec[i][2]);
     }
+    /* a record's sphere of a leaf child encloses both of the leaf's spheres
+     * (the volume queries prune on it): a secondary centre moved off its
+     * place would drop overlaps silently */
+    for (uint32_t i = 0; ok && i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            const ist_node *nd = &t->nodes[i];
+            uint32_t c = nd->child[j];
+            if (c == IST_EMPTY || !(c & IST_LEAF))
+                continue;
+            const ist_sphere *q = &t->spheres[c & ~IST_LEAF];
+            const float *sc = t->sec[c & ~IST_LEAF];
+            double cr = (double)nd->cr[j] * (1 + 1e-5) + 1e-7;
+            double dx = (double)sc[0] - nd->cx[j], dy = (double)sc[1] - nd->cy[j], dz = (double)sc[2] - nd->cz[j];
+            double ex = (double)q->x - nd->cx[j], ey = (double)q->y - nd->cy[j], ez = (double)q->z - nd->cz[j];
+            ok = ok && sqrt(dx * dx + dy * dy + dz * dz) + sc[3] <= cr && sqrt(ex * ex + ey * ey + ez * ez) + q->r <= cr;
+        }
     for (uint32_t i = 0; ok && i < t->tri_count; i++)
         ok = t->tris[i][0] < t->vert_count && t->tris[i][1] < t->vert_count && t->tris[i][2] < t->vert_count;
     for (uint32_t i = 0; ok && i < t->vert_count; i++)

@@ -2,8 +2,9 @@
  * Algorithm 3 through the engine's deadline; contact fronts for coherence),
  * with force and torque. RT safe.
  *
- * Penetration volume uses the secondary radii (4.2.1): their volumes add
- * up to the object's voxelized volume. Expected overlap of a node pair
+ * Penetration volume uses the secondary spheres (4.2.1; prox_ist.sec): at
+ * the centroids of the voxels they account for, their volumes add up to
+ * the mesh volume. A leaf is its secondary sphere throughout. Expected overlap of a node pair
  * (its share of the running estimate): the lens of two balls holding the
  * nodes' leaf volumes at their centroids (see expected_vol); with a
  * deadline the second-level estimate Vol^(1) (see push_vol). Certified
@@ -12,6 +13,14 @@
 #include "ist_query.h"
 
 static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
+
+/* a leaf's secondary sphere's centre, carried by X if given */
+static inline prox_vec3 sec_centre(const prox_ist *t, uint32_t leaf, const prox_xform *X)
+{
+    const float *s = t->sec[leaf];
+    prox_vec3 c = prox_v3(s[0], s[1], s[2]);
+    return X ? prox_xform_point(X, c) : c;
+}
 
 /* Expected overlap of a node pair. The paper's eq. 8 thins the bounding
  * spheres' lens by both fill ratios (leaf volume / bounding volume), which
@@ -161,8 +170,8 @@ static void acc_flush(prox_ctx *c, const prox_pairstate *p, vol_acc *s)
 static void leaf_volume(const prox_pairstate *p, uint32_t la, uint32_t lb, vol_acc *s)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    prox_vec3 ca = sphere_centre(A, la, NULL), cb = sphere_centre(B, lb, &p->b_in_a);
-    double r1 = A->spheres[la].r2, r2 = B->spheres[lb].r2;
+    prox_vec3 ca = sec_centre(A, la, NULL), cb = sec_centre(B, lb, &p->b_in_a);
+    double r1 = A->sec[la][3], r2 = B->sec[lb][3];
     prox_vec3 u = prox_v3_sub(cb, ca);
     double d = prox_v3_len(u);
     s->leaf_tests++;
@@ -196,13 +205,13 @@ static inline void contained_one(prox_vec3 cl, double rl, double v, int node_in_
 static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t node, uint32_t sphere, vol_acc *s)
 {
     const prox_ist *T = node_in_a ? p->a->impl : p->b->impl, *S = node_in_a ? p->b->impl : p->a->impl;
-    prox_vec3 cs = sphere_centre(S, sphere, node_in_a ? &p->b_in_a : NULL);
-    double rs = S->spheres[sphere].r2;
+    prox_vec3 cs = sec_centre(S, sphere, node_in_a ? &p->b_in_a : NULL);
+    double rs = S->sec[sphere][3];
     uint32_t stack[256], n = 0; /* inner nodes only: 3 per level */
     const prox_xform *X = node_in_a ? NULL : &p->b_in_a;
     if (node & IST_LEAF) {
-        const ist_sphere *q = &T->spheres[node & ~IST_LEAF];
-        contained_one(sphere_centre(T, node & ~IST_LEAF, X), q->r2, sphere_vol(q->r2), node_in_a, cs, rs, s);
+        double rl = T->sec[node & ~IST_LEAF][3];
+        contained_one(sec_centre(T, node & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
         return;
     }
     stack[n++] = node;
@@ -213,8 +222,8 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
             if (c == IST_EMPTY)
                 continue;
             if (c & IST_LEAF) {
-                double rl = T->spheres[c & ~IST_LEAF].r2;
-                contained_one(sphere_centre(T, c & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
+                double rl = T->sec[c & ~IST_LEAF][3];
+                contained_one(sec_centre(T, c & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
             } else if (n < 256)
                 stack[n++] = c;
             else {
@@ -250,15 +259,14 @@ static inline void acc_contained(const prox_pairstate *p, const kid *a, const ki
 }
 
 /* a (node, leaf) or (leaf, node) pair at distance dist (centres): is the
- * node's bounding sphere inside the leaf's secondary sphere? */
-static inline int contained(const prox_pairstate *p, const kid *a, const kid *b, double dist)
+ * node's bounding sphere inside the leaf's secondary sphere? (A leaf's kid
+ * is its secondary sphere.) */
+static inline int contained(const kid *a, const kid *b, double dist)
 {
     int al = (a->id & IST_LEAF) != 0, bl = (b->id & IST_LEAF) != 0;
     if (al == bl)
         return 0;
-    const prox_ist *A = p->a->impl, *B = p->b->impl;
-    double r = bl ? B->spheres[b->id & ~IST_LEAF].r2 : A->spheres[a->id & ~IST_LEAF].r2;
-    return dist + (bl ? a->R : b->R) <= r;
+    return dist + (bl ? a->R : b->R) <= (bl ? b->R : a->R);
 }
 
 /* The child pairs of (na, nb) whose bounding spheres come within `m` of
@@ -307,7 +315,7 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
         double dist = sqrt(d2);
         /* containment shortcut: a hierarchy sphere inside a (secondary)
          * inner sphere overlaps it with all its leaf volume, added at once */
-        if (contained(p, a, b, dist)) {
+        if (contained(a, b, dist)) {
             acc_contained(p, a, b, s);
             if (record)
                 prox_front_record(p, a->id, b->id, 0.0f);
@@ -321,12 +329,15 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
     return pairs_tested(&la, &lb);
 }
 
-/* a node id itself as a kid (its own bounding sphere), carried by X */
+/* a node id itself as a kid (its own bounding sphere; a leaf: its
+ * secondary sphere), carried by X */
 static void self_kid(const prox_ist *t, uint32_t id, const prox_xform *X, kid *k)
 {
     float s[4], v;
     uint32_t l;
     ist_id_sphere(t, id, s, &v, &l);
+    if (id & IST_LEAF)
+        memcpy(s, t->sec[id & ~IST_LEAF], sizeof s);
     prox_vec3 c = prox_v3(s[0], s[1], s[2]);
     if (X)
         c = prox_xform_point(X, c);
@@ -450,7 +461,7 @@ static void root_penvol(prox_ctx *c, const prox_pairstate *p)
                 if (na & nb & IST_LEAF) {
                     leaf_volume(p, na & ~IST_LEAF, nb & ~IST_LEAF, &s);
                     prox_front_record(p, na, nb, 0.0f);
-                } else if (contained(p, &a, &b, pair_kid(p, na, nb, &a, &b))) {
+                } else if (contained(&a, &b, pair_kid(p, na, nb, &a, &b))) {
                     acc_contained(p, &a, &b, &s);
                     prox_front_record(p, na, nb, 0.0f);
                 } else

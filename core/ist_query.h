@@ -70,15 +70,19 @@ typedef struct lanes {
     unsigned valid;
 } lanes;
 
-/* primary: the distance model's radii (a leaf's inner sphere, a child's
- * dr); else the bounding spheres of both models (the node records' cr) */
+/* primary: the distance model (a leaf is its inner sphere, a child's
+ * radius is dr); else the volume model: a leaf is its secondary sphere,
+ * a child's sphere is the record's (cr, bounding both models) */
 static inline void lanes_load_r(const prox_ist *t, uint32_t id, int primary, lanes *L)
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        const float *s = t->sec[id & ~IST_LEAF];
         memset(L, 0, sizeof *L);
-        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z;
-        L->r[0] = primary ? q->r : q->r > q->r2 ? q->r : q->r2;
+        if (primary)
+            L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z, L->r[0] = q->r;
+        else
+            L->x[0] = s[0], L->y[0] = s[1], L->z[0] = s[2], L->r[0] = s[3];
         L->id[0] = id;
         L->valid = 1;
         return;
@@ -147,8 +151,9 @@ static inline uint32_t pairs_tested(const lanes *a, const lanes *b)
 }
 
 /* One child of a node id (slot j of an inner node; a leaf is its own child
- * 0) in doubles: bounding sphere of both models (primary: the distance
- * model's radius), carried into A's frame by X if given; secondary volume
+ * 0) in doubles: its sphere (primary: as in lanes_load_r; else the volume
+ * model's: a leaf, also a leaf child, is its secondary sphere, an inner
+ * child the record's sphere), carried into A's frame by X if given; secondary volume
  * and leaf count below it. */
 typedef struct kid {
     uint32_t id, leaves;
@@ -159,13 +164,21 @@ static inline void kid_get_r(const prox_ist *t, uint32_t id, int j, const prox_x
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        const float *s = t->sec[id & ~IST_LEAF];
         k->id = id, k->leaves = 1;
-        k->x = q->x, k->y = q->y, k->z = q->z, k->R = primary ? q->r : q->r > q->r2 ? q->r : q->r2;
+        if (primary)
+            k->x = q->x, k->y = q->y, k->z = q->z, k->R = q->r;
+        else
+            k->x = s[0], k->y = s[1], k->z = s[2], k->R = s[3];
         k->vol = (float)(4.0 / 3.0 * M_PI * (double)q->r2 * q->r2 * q->r2);
     } else {
         const ist_node *nd = &t->nodes[id];
         k->id = nd->child[j], k->leaves = nd->cleaves[j];
         k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = primary ? t->dr[id][j] : nd->cr[j], k->vol = nd->cvol[j];
+        if (!primary && (k->id & IST_LEAF)) {
+            const float *s = t->sec[k->id & ~IST_LEAF];
+            k->x = s[0], k->y = s[1], k->z = s[2], k->R = s[3];
+        }
     }
     if (X) {
         prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));

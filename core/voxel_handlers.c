@@ -5,8 +5,10 @@
  *  (VOXEL, IST):   distance, tolerance, collide, contacts against the inner
  *                  spheres; penetration volume with each voxel modelled as
  *                  the ball of equal volume at the cell centre (radius
- *                  cell * (3 / 4 pi)^(1/3)) against the secondary spheres,
- *                  so a voxel's volume is counted exactly once per sphere.
+ *                  cell * (3 / 4 pi)^(1/3)) against the secondary spheres
+ *                  (at their own centres; the inner spheres' bounding
+ *                  spheres enclose them), so a voxel's volume is counted
+ *                  exactly once per sphere.
  *  (VOXEL, MESH):  collide, contacts, distance: exact triangle-box tests.
  *  (VOXEL, VOXEL): collide, contacts, distance: exact box-box tests
  *                  (separating axes; corner-box and edge-edge distances).
@@ -119,12 +121,14 @@ static void vi_leaf(prox_ctx *c, const prox_pairstate *p, const vkid *v, uint32_
     prox_ctx_count(c, 0, 1);
     uint32_t kind = p->query->kind;
     if (kind == PROX_QUERY_PENVOL) {
-        prox_vec3 cv = prox_v3_scale(prox_v3_add(lo, hi), 0.5);
-        double rv = voxel_ball_radius(M), d = prox_v3_dist(cs, cv);
-        double vol = prox_lens_volume(rv, s->r2, d);
+        /* the secondary sphere, at its own centre */
+        const float *sc = B->sec[sphere];
+        prox_vec3 cv = prox_v3_scale(prox_v3_add(lo, hi), 0.5), c2 = prox_xform_point(&p->b_in_a, prox_v3(sc[0], sc[1], sc[2]));
+        double rv = voxel_ball_radius(M), d = prox_v3_dist(c2, cv);
+        double vol = prox_lens_volume(rv, sc[3], d);
         if (vol > 0) {
-            prox_vec3 n = d > 0 ? prox_v3_scale(prox_v3_sub(cs, cv), 1.0 / d) : prox_v3(0, 0, 1);
-            prox_ctx_add_volume(c, p, vol, n, prox_v3_madd(cv, n, prox_lens_plane(rv, s->r2, d)), v->id, sphere);
+            prox_vec3 n = d > 0 ? prox_v3_scale(prox_v3_sub(c2, cv), 1.0 / d) : prox_v3(0, 0, 1);
+            prox_ctx_add_volume(c, p, vol, n, prox_v3_madd(cv, n, prox_lens_plane(rv, sc[3], d)), v->id, sphere);
         }
         return;
     }

@@ -43,10 +43,12 @@ static prox_ist *build(prox_mesh *m, uint32_t spheres)
 static void check_node(const prox_ist *t, uint32_t id, const float s[4], double *vol, uint32_t *leaves, int *bad)
 {
     if (id & IST_LEAF) {
+        /* both spheres of the leaf inside the sphere its parent holds for it */
         const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
-        double R = sp->r > sp->r2 ? sp->r : sp->r2;
+        const float *c2 = t->sec[id & ~IST_LEAF];
         double d = sqrt((sp->x - s[0]) * (sp->x - s[0]) + (sp->y - s[1]) * (sp->y - s[1]) + (sp->z - s[2]) * (sp->z - s[2]));
-        if (d + R > s[3] * (1 + 1e-5) + 1e-7)
+        double d2 = sqrt((c2[0] - s[0]) * (c2[0] - s[0]) + (c2[1] - s[1]) * (c2[1] - s[1]) + (c2[2] - s[2]) * (c2[2] - s[2]));
+        if (d + sp->r > s[3] * (1 + 1e-5) + 1e-7 || d2 + sp->r2 > s[3] * (1 + 1e-5) + 1e-7 || c2[3] != sp->r2)
             (*bad)++;
         *vol += 4.0 / 3.0 * M_PI * (double)sp->r2 * sp->r2 * sp->r2;
         (*leaves)++;
@@ -60,9 +62,6 @@ static void check_node(const prox_ist *t, uint32_t id, const float s[4], double 
         double v = 0;
         uint32_t l = 0;
         check_node(t, n->child[j], cs, &v, &l, bad);
-        /* the child's sphere inside ours */
-        double d = sqrt((cs[0] - s[0]) * (cs[0] - s[0]) + (cs[1] - s[1]) * (cs[1] - s[1]) + (cs[2] - s[2]) * (cs[2] - s[2]));
-        (void)d;
         if (fabs(v - n->cvol[j]) > 1e-4 * v + 1e-12 || l != n->cleaves[j])
             (*bad)++;
         /* the derived volume ball: radius of a ball of the leaf volume */
@@ -77,9 +76,9 @@ static void check_node(const prox_ist *t, uint32_t id, const float s[4], double 
 static void leaf_moment(const prox_ist *t, uint32_t id, double m[4])
 {
     if (id & IST_LEAF) {
-        const ist_sphere *sp = &t->spheres[id & ~IST_LEAF];
-        double v = (double)sp->r2 * sp->r2 * sp->r2;
-        m[0] += v, m[1] += v * sp->x, m[2] += v * sp->y, m[3] += v * sp->z;
+        const float *c = t->sec[id & ~IST_LEAF];
+        double v = (double)c[3] * c[3] * c[3];
+        m[0] += v, m[1] += v * c[0], m[2] += v * c[1], m[3] += v * c[2];
         return;
     }
     for (int j = 0; j < 4; j++)
@@ -115,8 +114,8 @@ static void test_packing_invariants(void)
         }
         CHECK(overlaps == 0, "%s: %d overlapping sphere pairs", names[s], overlaps);
         CHECK(outside == 0, "%s: %d spheres leave the mesh", names[s], outside);
-        CHECK(fabs(st.secondary_volume - st.voxel_volume) <= 1e-4 * st.voxel_volume, "%s: secondary %g vs voxel %g", names[s],
-              st.secondary_volume, st.voxel_volume);
+        CHECK(fabs(st.secondary_volume - st.mesh_volume) <= 1e-5 * st.mesh_volume, "%s: secondary %g vs mesh %g", names[s],
+              st.secondary_volume, st.mesh_volume);
         CHECK(fabs(st.voxel_volume - st.mesh_volume) < 0.1 * st.mesh_volume, "%s: voxel volume %g vs mesh %g", names[s],
               st.voxel_volume, st.mesh_volume);
         CHECK(st.inner_volume < st.mesh_volume && st.inner_volume > 0.3 * st.mesh_volume, "%s: inner volume %g of %g", names[s],
@@ -171,6 +170,7 @@ static void test_refuses_open_mesh(void)
 }
 
 static prox_result run(const prox_tree *a, const prox_tree *b, prox_xform xb, prox_query q, prox_cache *cache);
+static double brute_penvol_at(const prox_ist *A, const prox_ist *B, const prox_xform *xb, int concentric);
 
 static void test_files(void)
 {
@@ -187,7 +187,41 @@ static void test_files(void)
         CHECK(u->sphere_count == t->sphere_count && u->node_count == t->node_count, "counts");
         CHECK(!memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count), "spheres equal");
         CHECK(!memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count), "nodes equal");
+        CHECK(!memcmp(u->sec, t->sec, sizeof(float[4]) * t->sphere_count), "secondary spheres equal");
         prox_ist_free(u);
+    }
+    /* a version 2 file (no secondary centres) loads with the model it was
+     * built with: secondary spheres about the inner spheres' centres */
+    {
+        size_t full;
+        unsigned char *b = check_read_file(path, &full);
+        CHECK(b != NULL && full > 12 * t->sphere_count + 12, "read back");
+        size_t v2 = full - 4 - sizeof(float[3]) * t->sphere_count;
+        uint32_t two = 2;
+        memcpy(b + 8, &two, 4);
+        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v2 - 8));
+        memcpy(b + v2, &crc, 4);
+        char p2[] = "/tmp/hapticd-ist2-XXXXXX";
+        int fd2 = mkstemp(p2);
+        CHECK(fd2 >= 0 && write(fd2, b, v2 + 4) == (ssize_t)(v2 + 4), "write v2");
+        close(fd2);
+        free(b);
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p2, &w, err, sizeof err) == 0 && w, "version 2 loads: %s", err);
+        if (w) {
+            int off = 0;
+            for (uint32_t i = 0; i < w->sphere_count; i++)
+                off += w->sec[i][0] != w->spheres[i].x || w->sec[i][1] != w->spheres[i].y || w->sec[i][2] != w->spheres[i].z ||
+                       w->sec[i][3] != w->spheres[i].r2;
+            CHECK(off == 0, "version 2: %d secondary spheres not about their inner spheres", off);
+            prox_xform xb = prox_xform_from_pose(prox_v3(0.3, 0.1, 0.05), prox_quat_axis_angle(prox_v3(0, 1, 1), 0.7));
+            prox_result r = run(prox_ist_tree(w), prox_ist_tree(w), xb, prox_query_default(PROX_QUERY_PENVOL), NULL);
+            double want = brute_penvol_at(t, t, &xb, 1);
+            CHECK(want > 0 && fabs(r.value - want) <= 1e-5 * want, "version 2 penetration volume %g vs concentric brute force %g", r.value,
+                  want);
+            prox_ist_free(w);
+        }
+        unlink(p2);
     }
     /* a version 1 file (no derived block) still loads and answers the same */
     {
@@ -272,28 +306,51 @@ static prox_result run(const prox_tree *a, const prox_tree *b, prox_xform xb, pr
     return r;
 }
 
-/* brute force over all leaf pairs with secondary radii */
-static double brute_penvol(const prox_ist *A, const prox_ist *B, const prox_xform *xb)
+/* brute force over all leaf pairs: the lenses of the secondary spheres, at
+ * their own centres (concentric: at the inner spheres' centres instead) */
+static double brute_penvol_at(const prox_ist *A, const prox_ist *B, const prox_xform *xb, int concentric)
 {
     double v = 0;
     for (uint32_t i = 0; i < A->sphere_count; i++)
         for (uint32_t j = 0; j < B->sphere_count; j++) {
             const ist_sphere *a = &A->spheres[i], *b = &B->spheres[j];
-            prox_vec3 cb = prox_xform_point(xb, prox_v3(b->x, b->y, b->z));
-            v += prox_lens_volume(a->r2, b->r2, prox_v3_dist(cb, prox_v3(a->x, a->y, a->z)));
+            const float *ca = A->sec[i], *cb = B->sec[j];
+            prox_vec3 pa = concentric ? prox_v3(a->x, a->y, a->z) : prox_v3(ca[0], ca[1], ca[2]);
+            prox_vec3 pb = prox_xform_point(xb, concentric ? prox_v3(b->x, b->y, b->z) : prox_v3(cb[0], cb[1], cb[2]));
+            v += prox_lens_volume(a->r2, b->r2, prox_v3_dist(pa, pb));
         }
     return v;
+}
+static double brute_penvol(const prox_ist *A, const prox_ist *B, const prox_xform *xb) { return brute_penvol_at(A, B, xb, 0); }
+
+/* how far the secondary spheres sit from the inner spheres' centres: the
+ * largest offset relative to the secondary radius */
+static double max_sec_offset(const prox_ist *t)
+{
+    double w = 0;
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        const ist_sphere *a = &t->spheres[i];
+        const float *c = t->sec[i];
+        w = fmax(w, prox_v3_dist(prox_v3(a->x, a->y, a->z), prox_v3(c[0], c[1], c[2])) / c[3]);
+    }
+    return w;
 }
 
 static void test_penvol_vs_brute(void)
 {
     prox_mesh *ma = prox_mesh_make_sphere(0.5, 3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
     prox_ist *A = build(ma, 300), *B = build(mb, 300);
+    /* the torus's secondary spheres sit off the inner spheres' centres
+     * (the ball's hardly: one central sphere holds most of it), so a query
+     * that used those centres would miss the brute force below */
+    CHECK(max_sec_offset(B) > 0.2, "torus: secondary centres offset up to %.3f of r2", max_sec_offset(B));
     unsigned long long s = 3;
+    int differ = 0;
     for (int i = 0; i < 25; i++) {
         prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
         prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.8, 0.8), check_rng_uniform(&s, -0.3, 0.3), 0.1), q);
-        double want = brute_penvol(A, B, &xb);
+        double want = brute_penvol(A, B, &xb), concentric = brute_penvol_at(A, B, &xb, 1);
+        differ += fabs(concentric - want) > 1e-3 * want;
         prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_PENVOL), NULL);
         CHECK(fabs(r.value - want) <= 1e-5 * want + 1e-12, "penvol %g vs brute %g", r.value, want);
         CHECK(r.complete && r.lower <= want * (1 + 1e-5) + 1e-12 && r.upper >= want * (1 - 1e-5), "bounds [%g %g]", r.lower, r.upper);
@@ -309,13 +366,14 @@ static void test_penvol_vs_brute(void)
         prox_vec3 F = prox_v3(0, 0, 0), T = prox_v3(0, 0, 0), com = prox_xform_point(&xb, B->com);
         for (uint32_t ia = 0; ia < A->sphere_count; ia++)
             for (uint32_t ib = 0; ib < B->sphere_count; ib++) {
-                const ist_sphere *a = &A->spheres[ia], *b = &B->spheres[ib];
-                prox_vec3 ca = prox_v3(a->x, a->y, a->z), cb = prox_xform_point(&xb, prox_v3(b->x, b->y, b->z));
-                double d = prox_v3_dist(ca, cb), v = prox_lens_volume(a->r2, b->r2, d);
+                /* along the line between the secondary spheres' centres */
+                const float *a = A->sec[ia], *b = B->sec[ib];
+                prox_vec3 ca = prox_v3(a[0], a[1], a[2]), cb = prox_xform_point(&xb, prox_v3(b[0], b[1], b[2]));
+                double d = prox_v3_dist(ca, cb), v = prox_lens_volume(a[3], b[3], d);
                 if (!(v > 0) || !(d > 0))
                     continue;
                 prox_vec3 n = prox_v3_scale(prox_v3_sub(cb, ca), 1.0 / d), f = prox_v3_scale(n, v);
-                prox_vec3 at = prox_v3_madd(ca, n, prox_lens_plane(a->r2, b->r2, d));
+                prox_vec3 at = prox_v3_madd(ca, n, prox_lens_plane(a[3], b[3], d));
                 F = prox_v3_add(F, f);
                 T = prox_v3_add(T, prox_v3_cross(prox_v3_sub(at, com), f));
             }
@@ -344,6 +402,7 @@ static void test_penvol_vs_brute(void)
         prox_result rs = run(prox_ist_tree(B), prox_ist_tree(A), xa_in_b, prox_query_default(PROX_QUERY_PENVOL), NULL);
         CHECK(fabs(rs.value - r.value) <= 1e-5 * r.value + 1e-12, "swapped %g vs %g", rs.value, r.value);
     }
+    CHECK(differ >= 20, "the concentric model differs by more than 0.1%% at only %d of 25 poses", differ);
     prox_ist_free(A);
     prox_ist_free(B);
     prox_mesh_free(ma);

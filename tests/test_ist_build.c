@@ -144,12 +144,13 @@ static void check_subtree(const prox_ist *t, uint32_t id, double *vol, uint32_t 
         uint32_t first = *leaves;
         double v = 0;
         check_subtree(t, nd->child[j], &v, leaves, out, cap, bad);
-        /* every leaf below child j inside child j's sphere (with its secondary radius) */
+        /* both spheres of every leaf below child j inside child j's sphere */
         for (uint32_t l = first; l < *leaves && l < cap; l++) {
             const ist_sphere *sp = &t->spheres[out[l]];
-            double R = fmax(sp->r, sp->r2);
-            double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), prox_v3(nd->cx[j], nd->cy[j], nd->cz[j]));
-            if (d + R > nd->cr[j] * (1 + 1e-6) + 1e-7)
+            const float *c2 = t->sec[out[l]];
+            prox_vec3 cj = prox_v3(nd->cx[j], nd->cy[j], nd->cz[j]);
+            double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), cj), d2 = prox_v3_dist(prox_v3(c2[0], c2[1], c2[2]), cj);
+            if (d + sp->r > nd->cr[j] * (1 + 1e-6) + 1e-7 || d2 + sp->r2 > nd->cr[j] * (1 + 1e-6) + 1e-7)
                 (*bad)++;
         }
         if (fabs(v - nd->cvol[j]) > 1e-5 * v + 1e-12 || *leaves - first != nd->cleaves[j])
@@ -198,8 +199,8 @@ static void test_fine_torus(void)
      * (polygonal tube: between r cos(pi/24) cos(pi/48) and r) */
     double r0 = t->spheres[0].r, lo = 0.12 * cos(M_PI / 24) * cos(M_PI / 48) - st.voxel_size;
     CHECK(r0 <= 0.12 && r0 >= lo, "largest sphere %g in [%g, 0.12]", r0, lo);
-    CHECK(fabs(st.secondary_volume - st.voxel_volume) <= 1e-4 * st.voxel_volume, "secondary %g vs voxel volume %g",
-          st.secondary_volume, st.voxel_volume);
+    CHECK(fabs(st.secondary_volume - st.mesh_volume) <= 1e-5 * st.mesh_volume, "secondary %g vs mesh volume %g",
+          st.secondary_volume, st.mesh_volume);
     CHECK(fabs(st.voxel_volume - st.mesh_volume) <= 0.05 * st.mesh_volume, "voxel volume %g vs mesh %g", st.voxel_volume,
           st.mesh_volume);
     CHECK(st.inner_volume > 0.6 * st.mesh_volume, "inner spheres fill %.3f of the torus", st.inner_volume / st.mesh_volume);
@@ -216,8 +217,10 @@ static void test_fine_torus(void)
     CHECK(dup == 0, "%d spheres appear twice in the hierarchy", dup);
     for (uint32_t l = 0; l < t->sphere_count; l++) { /* the root sphere bounds everything */
         const ist_sphere *sp = &t->spheres[l];
-        double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), prox_v3(t->root[0], t->root[1], t->root[2]));
-        bad += d + fmax(sp->r, sp->r2) > t->root[3] * (1 + 1e-6) + 1e-7;
+        const float *c2 = t->sec[l];
+        prox_vec3 root = prox_v3(t->root[0], t->root[1], t->root[2]);
+        double d = prox_v3_dist(prox_v3(sp->x, sp->y, sp->z), root), d2 = prox_v3_dist(prox_v3(c2[0], c2[1], c2[2]), root);
+        bad += d + sp->r > t->root[3] * (1 + 1e-6) + 1e-7 || d2 + sp->r2 > t->root[3] * (1 + 1e-6) + 1e-7;
     }
     CHECK(bad == 0, "the root sphere misses %d leaves", bad);
     CHECK(fabs(vol - st.secondary_volume) <= 1e-6 * vol, "root volume %g vs secondary %g", vol, st.secondary_volume);
@@ -225,7 +228,8 @@ static void test_fine_torus(void)
     free(leaf);
     CHECK(u->sphere_count == t->sphere_count && u->node_count == t->node_count &&
               !memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count) &&
-              !memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count),
+              !memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count) &&
+              !memcmp(u->sec, t->sec, sizeof(float[4]) * t->sphere_count),
           "two builds of one mesh are identical");
 out:
     prox_ist_free(t);
@@ -273,6 +277,9 @@ static void test_file_indices(void)
     const size_t boxes_at = adj_at + sizeof(uint32_t[3]) * t->tri_count;
     const size_t order_at = boxes_at + sizeof(ist_box) * t->tritree.node_count;
     const size_t ltri_at = order_at + sizeof(uint32_t) * t->tri_count;
+    const size_t sec_at = ltri_at + sizeof(float[9]) * t->tri_count;
+    /* a secondary centre moved off the sphere its parent's record holds */
+    const float far = t->sec[0][0] + 2 * t->lbr[0] + 0.1f;
     struct {
         const char *what;
         size_t off;
@@ -296,6 +303,9 @@ static void test_file_indices(void)
         {"leaf order out of range", order_at + 4, t->tri_count, 0, 0},
         {"NaN leaf triangle", ltri_at + 16, 0, NAN, 1},
         {"inverted box", boxes_at + offsetof(ist_box, lo), 0, 1e30f, 1},
+        /* version 3's secondary centres */
+        {"NaN secondary centre", sec_at + 12 + 4, 0, NAN, 1},
+        {"secondary centre outside its record sphere", sec_at, 0, far, 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (cases[k].is_float)

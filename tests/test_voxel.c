@@ -184,7 +184,9 @@ static void test_cross_type_brute(void)
                 double dd = prox_v3_dist(c, cl) - sp->r;
                 want_d = fmin(want_d, dd);
                 want_hit |= dd <= 0;
-                want_v += prox_lens_volume(rv, sp->r2, prox_v3_dist(c, cc));
+                /* the secondary sphere at its own centre */
+                prox_vec3 c2 = prox_xform_point(&xb, prox_v3(ist->sec[k][0], ist->sec[k][1], ist->sec[k][2]));
+                want_v += prox_lens_volume(rv, sp->r2, prox_v3_dist(c2, cc));
             }
             /* triangle vs box: sample-free exact via the box's 12 triangles + containment */
             for (uint32_t t = 0; t < mesh->triangle_count; t++) {

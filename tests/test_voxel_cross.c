@@ -528,7 +528,9 @@ static void test_ist_voxel_brute(void)
                 double d = sqrt(dx * dx + dy * dy + dz * dz) - sp->r;
                 dmin = fmin(dmin, d);
                 any |= d <= 0;
-                vol += prox_lens_volume(rv, sp->r2, prox_v3_dist(c, prox_v3_scale(prox_v3_add(lo, hi), 0.5)));
+                /* the secondary sphere at its own centre */
+                prox_vec3 c2 = prox_xform_point(&to_map, prox_v3(t->sec[s][0], t->sec[s][1], t->sec[s][2]));
+                vol += prox_lens_volume(rv, sp->r2, prox_v3_dist(c2, prox_v3_scale(prox_v3_add(lo, hi), 0.5)));
             }
         }
         hits += any;
