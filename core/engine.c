@@ -576,7 +576,7 @@ int prox_front_on(const prox_pairstate *p)
     return p->query->use_cache && p->cache && p->cache->front && p->cache->front_capacity >= 2;
 }
 
-const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count)
+prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count)
 {
     *count = 0;
     if (!prox_front_on(p))
@@ -589,6 +589,20 @@ const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *coun
     uint32_t half = k->front_capacity / 2;
     *count = k->front_count <= half ? k->front_count : half;
     return &k->front[k->front_valid == 1 ? 0 : half];
+}
+
+void prox_front_keep(const prox_pairstate *p, uint32_t kept)
+{
+    if (!prox_front_on(p))
+        return;
+    prox_cache *k = p->cache;
+    if (k->front_valid != 1 && k->front_valid != 2)
+        return;
+    uint32_t half = k->front_capacity / 2;
+    /* records go where the last front lies, after the kept entries; the
+     * finish flips front_valid back to that half */
+    k->front_valid = k->front_valid == 1 ? 2 : 1;
+    k->front_next_count = kept <= half ? kept : half;
 }
 
 prox_front_entry *prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key)

@@ -72,6 +72,7 @@ typedef struct prox_cache {
     uint32_t front_valid; /* 0: none; 1 or 2: which half of `front` holds the last front */
     uint32_t front_next_count, front_overflow; /* the front being recorded (handler use) */
     uint32_t front_base; /* size of the last front grown from the roots (handler use) */
+    double front_drift;  /* handler use: e.g. summed motion bounds since the front was grown from the roots */
     const void *front_a, *front_b; /* the trees the front belongs to (a cache used for another pair starts over) */
     uint32_t hint_a, hint_b; /* handler use: e.g. the triangle pair that refined the last IST distance */
     /* handler use: a front valid while B moves (relative to A) by less than
@@ -291,8 +292,15 @@ int prox_ctx_done(const prox_ctx *c);
  * that outgrows its half, or a query that ends incomplete or is
  * invalidated, leaves no front: the next query starts at the roots. */
 int prox_front_on(const prox_pairstate *p);
-/* Start recording; returns the last valid front and its size, or NULL. */
-const prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);
+/* Start recording; returns the last valid front and its size, or NULL. The
+ * handler may rewrite that front in place (see prox_front_keep). */
+prox_front_entry *prox_front_begin(const prox_pairstate *p, uint32_t *count);
+/* In-place fronts: the handler has compacted the entries of the last front
+ * that it keeps to the start of the array prox_front_begin returned; this
+ * query's front is those `kept` entries followed by what it records next
+ * (instead of a copy of each into the other half). Call after
+ * prox_front_begin, before any prox_front_record. */
+void prox_front_keep(const prox_pairstate *p, uint32_t kept);
 /* Returns the entry (dir zeroed, for the handler to fill), or NULL when
  * fronts are off or this front is full. */
 prox_front_entry *prox_front_record(const prox_pairstate *p, uint32_t na, uint32_t nb, float key);
