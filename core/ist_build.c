@@ -11,12 +11,13 @@
  *    the free radius of voxels now closer to the new sphere than to the
  *    surface (only voxels within twice the radius can change: the heap's
  *    maximum never exceeds the new radius). Lazy max-heap.
- * 4. Secondary spheres (4.2.1): every inside voxel goes to its nearest
- *    sphere (Dijkstra-style propagation over the voxel grid with the key
- *    |voxel - centre| - radius); a sphere's secondary sphere sits at the
- *    centroid of its voxels with the volume of its voxels, all radii
- *    scaled by one factor so the secondary volumes add up to the mesh
- *    volume exactly.
+ * 4. Secondary spheres (4.2.1): every voxel holding mesh volume goes to
+ *    its nearest sphere (Dijkstra-style propagation over the voxel grid
+ *    with the key |voxel - centre| - radius); a voxel weighs the part of it
+ *    inside the mesh (4 x 4 vertical lines through it, exact along each);
+ *    a sphere's secondary sphere sits at the centroid of its voxels'
+ *    volume and holds that volume, all radii scaled by one factor so the
+ *    secondary volumes add up to the mesh volume exactly.
  * 5. Certified surface gap (distance bounds).
  * 6. Hierarchy (3.2): 4-ary, top down; batch neural gas with 4 prototypes,
  *    points weighted by secondary volume (magnification control), annealed
@@ -156,6 +157,44 @@ static void derive_dr(prox_ist *t)
     }
 }
 
+/* vrec: each record's children bounding only the secondary spheres below,
+ * bottom up like dr */
+static void derive_vrec(prox_ist *t)
+{
+    for (uint32_t i = t->node_count; i-- > 0;) {
+        const ist_node *nd = &t->nodes[i];
+        ist_vrec *v = &t->vrec[i];
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = nd->child[j];
+            v->child[j] = c;
+            v->x[j] = nd->cx[j], v->y[j] = nd->cy[j], v->z[j] = nd->cz[j];
+            if (c == IST_EMPTY) {
+                v->r[j] = -1e30f;
+                continue;
+            }
+            if (c & IST_LEAF) {
+                const float *s = t->sec[c & ~IST_LEAF];
+                v->x[j] = s[0], v->y[j] = s[1], v->z[j] = s[2], v->r[j] = s[3];
+                continue;
+            }
+            double r = nd->cr[j];
+            if (c > i) {
+                const ist_vrec *w = &t->vrec[c];
+                r = 0;
+                for (int k = 0; k < 4; k++) {
+                    if (w->child[k] == IST_EMPTY)
+                        continue;
+                    double dx = (double)w->x[k] - nd->cx[j], dy = (double)w->y[k] - nd->cy[j], dz = (double)w->z[k] - nd->cz[j];
+                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + w->r[k];
+                    r = rk > r ? rk : r;
+                }
+                r *= 1 + 1e-6;
+            }
+            v->r[j] = r < nd->cr[j] ? (float)r : nd->cr[j];
+        }
+    }
+}
+
 int ist_derive(prox_ist *t)
 {
     /* adjacency and the triangle box tree come with version 2 files */
@@ -174,7 +213,9 @@ int ist_derive(prox_ist *t)
     t->ncen = malloc(sizeof *t->ncen * n);
     free(t->cball);
     t->cball = calloc(n, sizeof *t->cball); /* empty slots: radius 0 */
-    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr || !t->ncen || !t->cball)
+    free(t->vrec);
+    t->vrec = malloc(sizeof *t->vrec * n);
+    if (!t->nsph || !t->nvol || !t->nleaves || !t->dr || !t->ncen || !t->cball || !t->vrec)
         return -1;
     /* volume balls, bottom up (children have larger indices than their
      * parents): a node's from its children's, and the children's as the
@@ -199,6 +240,7 @@ int ist_derive(prox_ist *t)
         t->ncen[i][3] = (float)cbrt(w);
     }
     derive_dr(t);
+    derive_vrec(t);
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
     t->nvol[r] = (float)t->root_vol;
@@ -229,6 +271,7 @@ void prox_ist_free(prox_ist *t)
     free(t->cball);
     free(t->sec);
     free(t->lbr);
+    free(t->vrec);
     ist_tritree_free(&t->tritree);
     free(t->nodes);
     free(t->spheres);
@@ -646,6 +689,132 @@ static uint32_t build_node(builder *B, uint32_t *idx, uint32_t n, uint32_t *scra
     return me;
 }
 
+/* The z values where the surface crosses the vertical lines at (x, y) =
+ * origin + ((i + (a + 0.5) / sub) h, (j + (b + 0.5) / sub) h), i < nx, j
+ * < ny, a, b < sub, sorted per line: CSR, line (i sub + a) (ny sub) +
+ * j sub + b. The lines are jittered by a fraction of h far below the
+ * voxel size so they never pass exactly through an edge or vertex. 0, or
+ * -1 out of memory. */
+static int column_crossings(const prox_mesh *m, prox_vec3 origin, double h, int nx, int ny, int sub, uint32_t **start_out,
+                            float **zs_out)
+{
+    const size_t NX = (size_t)nx * sub, NY = (size_t)ny * sub, ncol = NX * NY;
+    const double hs = h / sub, jx = 1.2345e-7 * h, jy = 2.3456e-7 * h;
+    uint32_t *start = calloc(ncol + 1, sizeof *start), *fill = NULL;
+    float *zs = NULL;
+    if (!start)
+        return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            for (size_t c = 0; c < ncol; c++)
+                start[c + 1] += start[c];
+            zs = malloc(sizeof(float) * (start[ncol] + 1));
+            fill = calloc(ncol, sizeof *fill);
+            if (!zs || !fill) {
+                free(start);
+                free(zs);
+                free(fill);
+                return -1;
+            }
+        }
+        for (uint32_t ti = 0; ti < m->triangle_count; ti++) {
+            prox_vec3 a = m->vertices[m->triangles[ti][0]], b = m->vertices[m->triangles[ti][1]], c = m->vertices[m->triangles[ti][2]];
+            double minx = fmin(a.x, fmin(b.x, c.x)), maxx = fmax(a.x, fmax(b.x, c.x));
+            double miny = fmin(a.y, fmin(b.y, c.y)), maxy = fmax(a.y, fmax(b.y, c.y));
+            long i0 = (long)floor((minx - origin.x) / hs - 0.5), i1 = (long)ceil((maxx - origin.x) / hs - 0.5);
+            long j0 = (long)floor((miny - origin.y) / hs - 0.5), j1 = (long)ceil((maxy - origin.y) / hs - 0.5);
+            double area2 = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+            if (area2 == 0)
+                continue; /* vertical triangle: no line crosses its interior */
+            for (long i = i0 < 0 ? 0 : i0; i <= i1 && i < (long)NX; i++)
+                for (long j = j0 < 0 ? 0 : j0; j <= j1 && j < (long)NY; j++) {
+                    double px = origin.x + (i + 0.5) * hs + jx, py = origin.y + (j + 0.5) * hs + jy;
+                    double w0 = (b.x - px) * (c.y - py) - (b.y - py) * (c.x - px);
+                    double w1 = (c.x - px) * (a.y - py) - (c.y - py) * (a.x - px);
+                    double w2 = (a.x - px) * (b.y - py) - (a.y - py) * (b.x - px);
+                    if (!((w0 >= 0 && w1 >= 0 && w2 >= 0) || (w0 <= 0 && w1 <= 0 && w2 <= 0)))
+                        continue;
+                    size_t col = (size_t)i * NY + (size_t)j;
+                    if (pass == 0)
+                        start[col + 1]++;
+                    else
+                        zs[start[col] + fill[col]++] = (float)((w0 * a.z + w1 * b.z + w2 * c.z) / (w0 + w1 + w2));
+                }
+        }
+    }
+    free(fill);
+    for (size_t col = 0; col < ncol; col++) /* insertion sort: lines hold few crossings */
+        for (uint32_t a = start[col] + 1; a < start[col + 1]; a++) {
+            float v = zs[a];
+            uint32_t b = a;
+            for (; b > start[col] && zs[b - 1] > v; b--)
+                zs[b] = zs[b - 1];
+            zs[b] = v;
+        }
+    *start_out = start;
+    *zs_out = zs;
+    return 0;
+}
+
+/* Inside volume of every voxel as a fraction of h^3, in units of 1/65535:
+ * through each voxel column sub x sub vertical lines, the length of each
+ * line inside the mesh within the voxel's z range (exact along the line,
+ * from its crossings), averaged. A face crossing a voxel counts with the
+ * part of the voxel behind it, where parity at the centre counts all or
+ * nothing: on faces parallel to the grid that is a slab of up to half a
+ * voxel, the same sign over the whole face. 0, or -1 out of memory. */
+#define VOXEL_SUBLINES 4
+static int voxel_fractions(const prox_mesh *m, prox_vec3 origin, double h, int nx, int ny, int nz, uint16_t *frac)
+{
+    const int sub = VOXEL_SUBLINES;
+    uint32_t *start;
+    float *zs;
+    double *acc = malloc(sizeof *acc * (size_t)nz);
+    if (!acc || column_crossings(m, origin, h, nx, ny, sub, &start, &zs) != 0) {
+        free(acc);
+        return -1;
+    }
+    const size_t NY = (size_t)ny * sub;
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) {
+            memset(acc, 0, sizeof *acc * (size_t)nz);
+            for (int a = 0; a < sub; a++)
+                for (int b = 0; b < sub; b++) {
+                    size_t line = ((size_t)i * sub + a) * NY + (size_t)j * sub + b;
+                    /* inside between crossings 0-1, 2-3, ... */
+                    for (uint32_t q = start[line]; q + 1 < start[line + 1]; q += 2) {
+                        double z0 = (zs[q] - origin.z) / h, z1 = (zs[q + 1] - origin.z) / h;
+                        long k0 = (long)floor(z0), k1 = (long)floor(z1);
+                        for (long k = k0 < 0 ? 0 : k0; k <= k1 && k < nz; k++)
+                            acc[k] += fmin(z1, (double)k + 1) - fmax(z0, (double)k);
+                    }
+                }
+            uint16_t *f = frac + ((size_t)i * ny + j) * nz;
+            for (int k = 0; k < nz; k++) {
+                double v = acc[k] / (sub * sub);
+                f[k] = (uint16_t)lround(65535.0 * (v < 0 ? 0 : v > 1 ? 1 : v));
+            }
+        }
+    free(acc);
+    free(start);
+    free(zs);
+    return 0;
+}
+
+/* push onto a heap that grows (the voxel assignment may hold a voxel
+ * several times: once per neighbour that lowered its key) */
+static int hpush_grow(heap_ent **h, size_t *n, size_t *cap, heap_ent e, int maxheap)
+{
+    if (*n == *cap) {
+        heap_ent *g = realloc(*h, sizeof **h * (*cap * 2 + 16));
+        if (!g)
+            return -1;
+        *h = g, *cap = *cap * 2 + 16;
+    }
+    hpush(*h, n, e, maxheap);
+    return 0;
+}
+
 int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -690,82 +859,25 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         goto fail;
     }
     prox_vec3 origin = prox_v3_sub(m->bbox_min, prox_v3(h, h, h)); /* centre of cell (i,j,k) = origin + (i+0.5)h */
-    /* 1. columns: count crossings, then fill (CSR) */
-    uint32_t *col_start = calloc((size_t)nx * ny + 1, sizeof(uint32_t));
-    float *dist = NULL;
-    uint32_t *ctri = NULL;
+    /* 1. inside voxels: parity along the column through each voxel centre */
     uint8_t *inside = calloc(nvox, 1);
-    float *zs = NULL;
-    if (!col_start || !inside)
+    float *dist = NULL, *zs = NULL;
+    uint32_t *ctri = NULL, *col_start = NULL;
+    if (!inside || column_crossings(m, origin, h, nx, ny, 1, &col_start, &zs) != 0)
         goto oom_grid;
-    const double jx = 1.2345e-7 * h, jy = 2.3456e-7 * h; /* jitter: column centres never hit edges exactly */
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t *fill = NULL;
-        if (pass == 1) {
-            for (size_t c = 0; c < (size_t)nx * ny; c++)
-                col_start[c + 1] += col_start[c];
-            zs = malloc(sizeof(float) * (col_start[(size_t)nx * ny] + 1));
-            fill = calloc((size_t)nx * ny, sizeof(uint32_t));
-            if (!zs || !fill) {
-                free(fill);
-                goto oom_grid;
-            }
-        }
-        for (uint32_t ti = 0; ti < m->triangle_count; ti++) {
-            prox_vec3 a = m->vertices[m->triangles[ti][0]], b = m->vertices[m->triangles[ti][1]], c = m->vertices[m->triangles[ti][2]];
-            double minx = fmin(a.x, fmin(b.x, c.x)), maxx = fmax(a.x, fmax(b.x, c.x));
-            double miny = fmin(a.y, fmin(b.y, c.y)), maxy = fmax(a.y, fmax(b.y, c.y));
-            int i0 = (int)floor((minx - origin.x) / h - 0.5), i1 = (int)ceil((maxx - origin.x) / h - 0.5);
-            int j0 = (int)floor((miny - origin.y) / h - 0.5), j1 = (int)ceil((maxy - origin.y) / h - 0.5);
-            double area2 = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
-            if (area2 == 0)
-                continue; /* vertical triangle: no column crosses its interior */
-            for (int i = i0 < 0 ? 0 : i0; i <= i1 && i < nx; i++)
-                for (int j = j0 < 0 ? 0 : j0; j <= j1 && j < ny; j++) {
-                    double px = origin.x + (i + 0.5) * h + jx, py = origin.y + (j + 0.5) * h + jy;
-                    double w0 = (b.x - px) * (c.y - py) - (b.y - py) * (c.x - px);
-                    double w1 = (c.x - px) * (a.y - py) - (c.y - py) * (a.x - px);
-                    double w2 = (a.x - px) * (b.y - py) - (a.y - py) * (b.x - px);
-                    if (!((w0 >= 0 && w1 >= 0 && w2 >= 0) || (w0 <= 0 && w1 <= 0 && w2 <= 0)))
-                        continue;
-                    size_t col = (size_t)i * ny + j;
-                    if (pass == 0)
-                        col_start[col + 1]++;
-                    else {
-                        double z = (w0 * a.z + w1 * b.z + w2 * c.z) / (w0 + w1 + w2);
-                        zs[col_start[col] + fill[col]++] = (float)z;
-                    }
-                }
-        }
-        free(fill);
-    }
-    /* parity along each column */
     size_t n_inside = 0;
-    for (int i = 0; i < nx; i++)
-        for (int j = 0; j < ny; j++) {
-            size_t col = (size_t)i * ny + j;
-            uint32_t s0 = col_start[col], s1 = col_start[col + 1];
-            /* insertion sort: columns hold few crossings */
-            for (uint32_t a = s0 + 1; a < s1; a++) {
-                float v = zs[a];
-                uint32_t b = a;
-                while (b > s0 && zs[b - 1] > v) {
-                    zs[b] = zs[b - 1];
-                    b--;
-                }
-                zs[b] = v;
-            }
-            uint32_t p = s0;
-            for (int k = 0; k < nz; k++) {
-                double z = origin.z + (k + 0.5) * h;
-                while (p < s1 && zs[p] < z)
-                    p++;
-                if ((p - s0) & 1u) {
-                    inside[((size_t)i * ny + j) * nz + k] = 1;
-                    n_inside++;
-                }
+    for (size_t col = 0; col < (size_t)nx * ny; col++) {
+        uint32_t p = col_start[col], s1 = col_start[col + 1];
+        for (int k = 0; k < nz; k++) {
+            double z = origin.z + (k + 0.5) * h;
+            while (p < s1 && zs[p] < z)
+                p++;
+            if ((p - col_start[col]) & 1u) {
+                inside[col * nz + k] = 1;
+                n_inside++;
             }
         }
+    }
     free(zs);
     zs = NULL;
     free(col_start);
@@ -970,7 +1082,20 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         snprintf(err, errlen, "no inner sphere fits: the voxels are too coarse for this mesh");
         goto fail_grid;
     }
-    /* 4. assign every inside voxel to its nearest sphere (surface distance) */
+    /* 4. assign every voxel holding mesh volume (its centre inside, or a
+     * part of it: voxel_fractions) to its nearest sphere (surface
+     * distance), by Dijkstra-style propagation from the voxels the spheres
+     * cover over the voxel grid */
+    uint16_t *frac = malloc(sizeof *frac * nvox);
+    uint8_t *final = calloc(nvox, 1);
+    double *wsum = calloc(ns, sizeof *wsum), (*csum)[3] = calloc(ns, sizeof *csum);
+    size_t hcap = n_inside + 1;
+    t->sec = malloc(sizeof *t->sec * ns);
+    if (!frac || !final || !wsum || !csum || !t->sec || voxel_fractions(m, origin, h, nx, ny, nz, frac) != 0) {
+        free(frac), free(final), free(wsum), free(csum);
+        free(heap), free(owner), free(surf), free(exact);
+        goto oom_grid;
+    }
     float *key = dist; /* reuse */
     hn = 0;
     for (size_t v = 0; v < nvox; v++) {
@@ -980,82 +1105,65 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
             int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
             double dx = origin.x + (i + 0.5) * h - s->x, dy = origin.y + (j + 0.5) * h - s->y, dz = origin.z + (k + 0.5) * h - s->z;
             key[v] = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
-            hpush(heap, &hn, (heap_ent){key[v], (uint32_t)v}, 0);
+            hpush(heap, &hn, (heap_ent){key[v], (uint32_t)v}, 0); /* at most n_inside of these */
         }
     }
-    uint8_t *final = calloc(nvox, 1);
-    if (!final) {
-        free(heap);
-        free(owner);
-        free(surf);
-        free(exact);
-        goto oom_grid;
-    }
-    uint32_t *count = calloc(ns, sizeof(uint32_t));
-    while (hn && count) {
+    int heap_ok = 1;
+    while (hn && heap_ok) {
         heap_ent e = hpop(heap, &hn, 0);
         size_t v = e.idx;
         if (final[v] || e.key > key[v])
             continue;
         final[v] = 1;
-        count[owner[v]]++;
         const ist_sphere *s = &t->spheres[owner[v]];
         int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
+        double w = frac[v] / 65535.0, *c = csum[owner[v]];
+        wsum[owner[v]] += w;
+        c[0] += w * (i + 0.5) * h, c[1] += w * (j + 0.5) * h, c[2] += w * (k + 0.5) * h;
         static const int nb[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
-        for (int q = 0; q < 6; q++) {
-            int a = i + nb[q][0], b = j + nb[q][1], c = k + nb[q][2];
-            if (a < 0 || a >= nx || b < 0 || b >= ny || c < 0 || c >= nz)
+        for (int q = 0; q < 6 && heap_ok; q++) {
+            int a = i + nb[q][0], b = j + nb[q][1], cc = k + nb[q][2];
+            if (a < 0 || a >= nx || b < 0 || b >= ny || cc < 0 || cc >= nz)
                 continue;
-            size_t w = ((size_t)a * ny + b) * nz + c;
-            if (!inside[w] || final[w])
+            size_t u = ((size_t)a * ny + b) * nz + cc;
+            if ((!inside[u] && !frac[u]) || final[u])
                 continue;
-            double dx = origin.x + (a + 0.5) * h - s->x, dy = origin.y + (b + 0.5) * h - s->y, dz = origin.z + (c + 0.5) * h - s->z;
+            double dx = origin.x + (a + 0.5) * h - s->x, dy = origin.y + (b + 0.5) * h - s->y, dz = origin.z + (cc + 0.5) * h - s->z;
             float kk = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
-            if (kk < key[w]) {
-                key[w] = kk;
-                owner[w] = owner[v];
-                hpush(heap, &hn, (heap_ent){kk, (uint32_t)w}, 0);
+            if (kk < key[u]) {
+                key[u] = kk;
+                owner[u] = owner[v];
+                heap_ok = hpush_grow(&heap, &hn, &hcap, (heap_ent){kk, (uint32_t)u}, 0) == 0;
             }
         }
     }
     free(heap);
-    /* each secondary sphere sits at the centroid of its voxels (the volume
-     * it stands for lies there, not at the inner sphere's centre, which
-     * near the surface is up to a radius deeper), and the radii are scaled
-     * by one factor so the secondary volumes add up to the mesh volume
-     * (the voxel count misses or adds a slab along faces: fandisk's inside
-     * voxels hold 97.75% of its volume) */
-    uint32_t assigned = 0;
-    double vox_vol = h * h * h;
-    double (*csum)[3] = count ? calloc(ns, sizeof *csum) : NULL;
-    t->sec = malloc(sizeof *t->sec * ns);
-    if (!csum || !t->sec) {
-        free(csum);
-        free(owner);
-        free(surf);
-        free(exact);
-        free(final);
-        free(count);
+    free(frac);
+    if (!heap_ok) {
+        free(final), free(wsum), free(csum);
+        free(owner), free(surf), free(exact);
         goto oom_grid;
     }
-    for (size_t v = 0; v < nvox; v++) {
-        if (!final[v])
-            continue;
-        int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
-        double *c = csum[owner[v]];
-        c[0] += (i + 0.5) * h, c[1] += (j + 0.5) * h, c[2] += (k + 0.5) * h;
-    }
+    /* each secondary sphere sits at the centroid of its voxels' volume
+     * (the volume it stands for lies there, not at the inner sphere's
+     * centre, which near the surface is up to a radius deeper) and holds
+     * that volume; all radii scaled by one factor so the secondary volumes
+     * add up to the mesh volume (what the lines through the voxels miss
+     * between them: fractions of a percent) */
+    double assigned = 0, vox_vol = h * h * h;
     for (uint32_t s = 0; s < ns; s++)
-        assigned += count[s];
-    const double scale = m->volume / ((double)assigned * vox_vol);
+        assigned += wsum[s];
+    const double scale = m->volume / (assigned * vox_vol);
     for (uint32_t s = 0; s < ns; s++) {
         ist_sphere *sp = &t->spheres[s];
-        t->sec[s][0] = count[s] ? (float)(origin.x + csum[s][0] / count[s]) : sp->x;
-        t->sec[s][1] = count[s] ? (float)(origin.y + csum[s][1] / count[s]) : sp->y;
-        t->sec[s][2] = count[s] ? (float)(origin.z + csum[s][2] / count[s]) : sp->z;
-        sp->r2 = (float)cbrt(3.0 * count[s] * vox_vol * scale / (4.0 * M_PI));
+        double w = wsum[s];
+        t->sec[s][0] = w > 0 ? (float)(origin.x + csum[s][0] / w) : sp->x;
+        t->sec[s][1] = w > 0 ? (float)(origin.y + csum[s][1] / w) : sp->y;
+        t->sec[s][2] = w > 0 ? (float)(origin.z + csum[s][2] / w) : sp->z;
+        sp->r2 = (float)cbrt(3.0 * w * vox_vol * scale / (4.0 * M_PI));
         t->sec[s][3] = sp->r2;
     }
+    free(wsum);
     free(csum);
     /* 5. certified surface gap: each triangle is sampled on a barycentric
      * grid whose cells have diameter at most `cell` (<= one voxel); any
@@ -1063,7 +1171,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
      * to the sphere union is 1-Lipschitz, so gap <= max over samples of
      * their distance (bounded from above by spheres found near them) + cell */
     double gap = 0;
-    for (uint32_t ti = 0; ti < m->triangle_count && count; ti++) {
+    for (uint32_t ti = 0; ti < m->triangle_count; ti++) {
         prox_vec3 P[3] = {m->vertices[m->triangles[ti][0]], m->vertices[m->triangles[ti][1]], m->vertices[m->triangles[ti][2]]};
         double diam = fmax(prox_v3_dist(P[0], P[1]), fmax(prox_v3_dist(P[1], P[2]), prox_v3_dist(P[2], P[0])));
         int sub = (int)ceil(diam / h);
@@ -1108,14 +1216,13 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     free(surf);
     free(exact);
     free(final);
-    free(count);
     free(dist);
     free(ctri);
     free(inside);
     dist = NULL, ctri = NULL, inside = NULL;
     t->voxel_size = h;
     t->voxels_inside = (uint32_t)n_inside;
-    t->voxel_volume = (double)assigned * vox_vol;
+    t->voxel_volume = assigned * vox_vol;
     t->surface_gap = gap * (1 + 1e-6);
     /* 6. hierarchy */
     t->nodes = malloc(sizeof(ist_node) * (ns + 1));

@@ -31,6 +31,16 @@ typedef struct ist_sphere {
     uint32_t tri; /* closest triangle of the centre */
 } ist_sphere;
 
+/* A node's record for the volume queries (derived, per inner node): its
+ * children's spheres bounding only their secondary spheres (a leaf child:
+ * its secondary sphere itself; an inner child: about the node record's
+ * centre, never larger than cr; an empty slot: radius -1e30, so it never
+ * overlaps), and the child ids, in one 80-byte record. */
+typedef struct ist_vrec {
+    float x[4], y[4], z[4], r[4];
+    uint32_t child[4];
+} ist_vrec;
+
 /* Box tree over the triangles (ist_tritree.c): closest-point queries for the
  * distance refinement. Derived at build and load, not stored. A node is a
  * float box rounded outwards; leaf: a = IST_BOX_LEAF | first index into
@@ -91,6 +101,7 @@ struct prox_ist {
     /* derived: per sphere, the radius about its (primary) centre that
      * encloses both of its spheres (a node record's sphere for a leaf child) */
     float *lbr;
+    ist_vrec *vrec; /* derived, per node: see ist_vrec */
 };
 
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
@@ -105,7 +116,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
                            uint64_t deadline_ns);
 
 /* Fill the derived per-sphere and per-node data (sec radii, lbr, nsph,
- * nvol, nleaves, dr, ncen, cball)
+ * nvol, nleaves, dr, ncen, cball, vrec)
  * and, for version 1 files, adjacency and the triangle box tree (build and
  * load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);

@@ -22,6 +22,76 @@ static inline prox_vec3 sec_centre(const prox_ist *t, uint32_t leaf, const prox_
     return X ? prox_xform_point(X, c) : c;
 }
 
+/* A node's children (a leaf: itself in slot 0) as float lanes of the
+ * volume model, from its ist_vrec: a leaf child is its secondary sphere,
+ * an inner child's sphere bounds only the secondary spheres below it; an
+ * empty slot has radius -1e30 and never overlaps. */
+static inline void vlanes_load(const prox_ist *t, uint32_t id, lanes *L)
+{
+    if (id & IST_LEAF) {
+        const float *s = t->sec[id & ~IST_LEAF];
+        for (int j = 0; j < 4; j++)
+            L->x[j] = s[0], L->y[j] = s[1], L->z[j] = s[2], L->r[j] = j ? -1e30f : s[3], L->id[j] = j ? IST_EMPTY : id;
+        L->valid = 1;
+        return;
+    }
+    const ist_vrec *v = &t->vrec[id];
+    memcpy(L->x, v->x, sizeof L->x);
+    memcpy(L->y, v->y, sizeof L->y);
+    memcpy(L->z, v->z, sizeof L->z);
+    memcpy(L->r, v->r, sizeof L->r);
+    memcpy(L->id, v->child, sizeof L->id);
+    L->valid = 0;
+    for (int j = 0; j < 4; j++)
+        L->valid |= (unsigned)(v->r[j] >= 0) << j;
+}
+
+/* Bit 4i+j set when lane i of a and lane j of b, b's radius grown by
+ * `grow`, come closer than touching (empty slots never: negative radii) */
+static inline unsigned vmask16(const lanes *a, const lanes *b, float grow)
+{
+    unsigned hit = 0;
+#if defined(__SSE2__)
+    __m128 bx = _mm_loadu_ps(b->x), by = _mm_loadu_ps(b->y), bz = _mm_loadu_ps(b->z);
+    __m128 br = _mm_add_ps(_mm_loadu_ps(b->r), _mm_set1_ps(grow));
+    for (int i = 0; i < 4; i++) {
+        __m128 dx = _mm_sub_ps(bx, _mm_set1_ps(a->x[i])), dy = _mm_sub_ps(by, _mm_set1_ps(a->y[i]));
+        __m128 dz = _mm_sub_ps(bz, _mm_set1_ps(a->z[i])), rr = _mm_add_ps(br, _mm_set1_ps(a->r[i]));
+        __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));
+        __m128 in = _mm_and_ps(_mm_cmplt_ps(d2, _mm_mul_ps(rr, rr)), _mm_cmpgt_ps(rr, _mm_setzero_ps()));
+        hit |= (unsigned)_mm_movemask_ps(in) << (4 * i);
+    }
+#else
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j] + grow;
+            hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
+        }
+#endif
+    return hit;
+}
+
+/* One child of a node id (slot j; a leaf is its own child 0) in doubles,
+ * its sphere as in vlanes_load, carried into A's frame by X if given;
+ * secondary volume and leaf count below it. */
+static inline void vkid_get(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k)
+{
+    if (id & IST_LEAF) {
+        const float *s = t->sec[id & ~IST_LEAF];
+        k->id = id, k->leaves = 1;
+        k->x = s[0], k->y = s[1], k->z = s[2], k->R = s[3];
+        k->vol = (float)(4.0 / 3.0 * M_PI * (double)s[3] * s[3] * s[3]);
+    } else {
+        const ist_vrec *v = &t->vrec[id];
+        k->id = v->child[j], k->leaves = t->nodes[id].cleaves[j], k->vol = t->nodes[id].cvol[j];
+        k->x = v->x[j], k->y = v->y[j], k->z = v->z[j], k->R = v->r[j];
+    }
+    if (X) {
+        prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));
+        k->x = c.x, k->y = c.y, k->z = c.z;
+    }
+}
+
 /* Expected overlap of a node pair. The paper's eq. 8 thins the bounding
  * spheres' lens by both fill ratios (leaf volume / bounding volume), which
  * assumes the leaf volume spreads evenly over each bounding sphere; on
@@ -280,10 +350,10 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     lanes la, lb;
-    lanes_load(A, na, &la);
-    lanes_load(B, nb, &lb);
+    vlanes_load(A, na, &la);
+    vlanes_load(B, nb, &lb);
     lanes_move(pair_fx(p), &lb);
-    unsigned hit = mask16_grow(&la, &lb, (float)m), moved = 0;
+    unsigned hit = vmask16(&la, &lb, (float)m), moved = 0;
     kid ka[4], kb[4];
     for (; hit; hit &= hit - 1) {
         int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
@@ -304,9 +374,9 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
             }
         }
         if (!(moved >> (4 + j) & 1))
-            kid_get(B, nb, j, &p->b_in_a, &kb[j]), moved |= 1u << (4 + j);
+            vkid_get(B, nb, j, &p->b_in_a, &kb[j]), moved |= 1u << (4 + j);
         if (!(moved >> i & 1))
-            kid_get(A, na, i, NULL, &ka[i]), moved |= 1u << i;
+            vkid_get(A, na, i, NULL, &ka[i]), moved |= 1u << i;
         const kid *a = &ka[i], *b = &kb[j];
         double dx = b->x - a->x, dy = b->y - a->y, dz = b->z - a->z;
         double d2 = dx * dx + dy * dy + dz * dz, rr = a->R + b->R + m;

@@ -78,7 +78,7 @@ int prox_cli_build(int argc, char **argv)
     printf("nodes: %u\n", st.nodes);
     printf("voxel_size: %.6g (%u voxels inside)\n", st.voxel_size, st.voxels_inside);
     printf("covered_volume_fraction: %.4f (inner spheres / mesh volume)\n", st.inner_volume / st.mesh_volume);
-    printf("voxel_volume_fraction: %.4f (inside voxels assigned to spheres / mesh volume)\n", st.voxel_volume / st.mesh_volume);
+    printf("voxel_volume_fraction: %.4f (voxel volume assigned to spheres / mesh volume)\n", st.voxel_volume / st.mesh_volume);
     printf("secondary_volume_fraction: %.4f (secondary spheres / mesh volume; radii scaled from the voxels' by %.4f)\n",
            st.secondary_volume / st.mesh_volume, cbrt(st.mesh_volume / st.voxel_volume));
     printf("surface_gap: %.6g\n", st.surface_gap);
