@@ -74,6 +74,18 @@ double prox_point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec
  * degenerate (sliver) triangles. */
 double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q);
 
+/* The same for a caller that only wants the distance if it is below
+ * `below` (a search's best so far): when a separating axis (a normal, or an
+ * edge-edge cross product) already shows the triangles at least `below`
+ * apart, returns that separation (a lower bound on the distance, >= below)
+ * with *exact = 0 and *axis (if not NULL) that axis, unit, from P towards
+ * Q; the witness points are then not set. Otherwise returns exactly what
+ * prox_triangle_distance returns, with *exact = 1 (exact may be NULL). A
+ * pair whose distance is below `below` is never cut short: the axis
+ * separation is lowered by far more than its rounding. */
+double prox_triangle_distance_below(const prox_vec3 P[3], const prox_vec3 Q[3], double below, prox_vec3 *p_on_P,
+                                    prox_vec3 *q_on_Q, prox_vec3 *axis, int *exact);
+
 /* Do triangles P and Q intersect (touching counts)? Moller's interval test
  * with a coplanar fallback. */
 int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3]);

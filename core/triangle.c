@@ -172,7 +172,72 @@ static int separates(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 x, pr
 /* three signed plane offsets all of one sign (strictly) */
 static inline int one_side(const double s[3]) { return (s[0] > 0 && s[1] > 0 && s[2] > 0) || (s[0] < 0 && s[1] < 0 && s[2] < 0); }
 
-double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q)
+/* A separating axis of two triangles that are at least `below` apart: a
+ * normal (when the other triangle lies strictly on one side of its plane:
+ * tight for a vertex-face closest pair), then the direction of the closest
+ * vertex pair (near-tight for small triangles far apart, whose closest pair
+ * is mostly a vertex-vertex or vertex-edge pair). Returns the separation
+ * along the first axis that shows at least `below`, lowered by far more than
+ * the rounding of the projections (so that it never exceeds the distance
+ * prox_triangle_distance would compute), with that axis, unit, pointing from
+ * P to Q; or -1 when neither does (or a vertex pair is closer than `below`).
+ * The nine edge-edge cross products caught few more and cost more than they
+ * saved (callgrind, random poses: armadillo +2%, bunny00 +1%, knot1 0%). */
+static double separating_axis(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 nP, prox_vec3 nQ, double nP2, double nQ2,
+                              int degP, int degQ, const double sP[3], const double sQ[3], double below, prox_vec3 *axis)
+{
+    double mag = 0;
+    for (int k = 0; k < 3; k++) {
+        double a = fabs(P[k].x) + fabs(P[k].y) + fabs(P[k].z), b = fabs(Q[k].x) + fabs(Q[k].y) + fabs(Q[k].z);
+        mag = a > mag ? a : mag;
+        mag = b > mag ? b : mag;
+    }
+    const double slack = 1e-13 * mag;
+    for (int side = 0; side < 2; side++) {
+        const double *sv = side ? sP : sQ;
+        if ((side ? degQ : degP) || !one_side(sv))
+            continue;
+        double m = fabs(sv[0]) < fabs(sv[1]) ? fabs(sv[0]) : fabs(sv[1]);
+        m = m < fabs(sv[2]) ? m : fabs(sv[2]);
+        double len = sqrt(side ? nQ2 : nP2), g = m / len * (1 - 1e-12) - slack;
+        if (g >= below) {
+            /* Q beyond P's plane along +nP when sQ > 0; P beyond Q's along +nQ when sP > 0 */
+            double sgn = (sv[0] > 0) == (side == 0) ? 1.0 : -1.0;
+            *axis = prox_v3_scale(side ? nQ : nP, sgn / len);
+            return g;
+        }
+    }
+    if (!(below > 0))
+        return -1.0;
+    {
+        double bd = INFINITY;
+        prox_vec3 u = {0, 0, 0};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                prox_vec3 w = prox_v3_sub(Q[j], P[i]);
+                double d2 = prox_v3_len2(w);
+                if (d2 < bd)
+                    bd = d2, u = w;
+            }
+        if (!(bd >= below * below))
+            return -1.0; /* a vertex pair is closer than `below`: so is the pair */
+        double pm = -INFINITY, qm = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            double x = prox_v3_dot(u, P[k]), y = prox_v3_dot(u, Q[k]);
+            pm = x > pm ? x : pm;
+            qm = y < qm ? y : qm;
+        }
+        double len = sqrt(bd), g = (qm - pm) / len * (1 - 1e-12) - slack;
+        if (g >= below) {
+            *axis = prox_v3_scale(u, 1.0 / len);
+            return g;
+        }
+    }
+    return -1.0;
+}
+
+static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double below, prox_vec3 *p_on_P, prox_vec3 *q_on_Q,
+                              prox_vec3 *axis, int *exact)
 {
     double best = DBL_MAX;
     prox_vec3 bp = P[0], bq = Q[0], c1, c2;
@@ -192,6 +257,16 @@ double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
     double sQ[3], sP[3];
     for (int i = 0; i < 3; i++)
         sQ[i] = prox_v3_dot(nP, prox_v3_sub(Q[i], P[0])), sP[i] = prox_v3_dot(nQ, prox_v3_sub(P[i], Q[0]));
+    if (below < INFINITY) {
+        prox_vec3 ax;
+        double g = separating_axis(P, Q, nP, nQ, nP2, nQ2, degP, degQ, sP, sQ, below, &ax);
+        if (g >= below) {
+            *exact = 0;
+            if (axis)
+                *axis = ax;
+            return g;
+        }
+    }
     /* edge crossings: distance 0; impossible when either triangle lies
      * strictly on one side of the other's plane */
     int apart = (!degP && one_side(sQ)) || (!degQ && one_side(sP));
@@ -281,6 +356,22 @@ done:
     if (q_on_Q)
         *q_on_Q = bq;
     return sqrt(best);
+}
+
+double prox_triangle_distance(const prox_vec3 P[3], const prox_vec3 Q[3], prox_vec3 *p_on_P, prox_vec3 *q_on_Q)
+{
+    int exact = 1;
+    return tri_dist(P, Q, INFINITY, p_on_P, q_on_Q, NULL, &exact);
+}
+
+double prox_triangle_distance_below(const prox_vec3 P[3], const prox_vec3 Q[3], double below, prox_vec3 *p_on_P,
+                                    prox_vec3 *q_on_Q, prox_vec3 *axis, int *exact)
+{
+    int ex = 1;
+    double d = tri_dist(P, Q, below, p_on_P, q_on_Q, axis, &ex);
+    if (exact)
+        *exact = ex;
+    return d;
 }
 
 int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3])

@@ -439,6 +439,58 @@ static void test_budget_and_memory(void)
     prox_mesh_free(B);
 }
 
+/* prox_triangle_distance_below (the leaf test of the distance descent):
+ * never cut short when the distance is below the threshold, then bit for
+ * bit prox_triangle_distance; when cut short, a lower bound at or above the
+ * threshold whose axis really separates the triangles by that much. Pairs
+ * of all kinds: large and small triangles, near and far apart, far from the
+ * origin, thresholds around the distance. */
+static void test_triangle_below(void)
+{
+    unsigned long long s = 91;
+    int cut = 0, exact_below = 0;
+    for (int it = 0; it < 20000; it++) {
+        double size = it % 4 == 0 ? 1.0 : (it % 4 == 1 ? 0.05 : 0.005), far = it % 3 == 0 ? 90.0 : 0.0;
+        prox_vec3 base = prox_v3(far, -0.5 * far, 0.25 * far), off = prox_v3(0, 0, 0), P[3], Q[3];
+        double reach = check_rng_uniform(&s, 0.0, 0.2);
+        off = prox_v3(check_rng_uniform(&s, -reach, reach), check_rng_uniform(&s, -reach, reach),
+                      check_rng_uniform(&s, -reach, reach));
+        for (int k = 0; k < 3; k++) {
+            P[k] = prox_v3_add(base, prox_v3(check_rng_uniform(&s, -size, size), check_rng_uniform(&s, -size, size),
+                                             check_rng_uniform(&s, -size, size)));
+            Q[k] = prox_v3_add(prox_v3_add(base, off), prox_v3(check_rng_uniform(&s, -size, size),
+                                                               check_rng_uniform(&s, -size, size),
+                                                               check_rng_uniform(&s, -size, size)));
+        }
+        prox_vec3 p0, q0, p1, q1, axis;
+        double d = prox_triangle_distance(P, Q, &p0, &q0);
+        double below = d * check_rng_uniform(&s, 0.5, 1.5) + (it % 7 == 0 ? d : 0.0);
+        if (it % 11 == 0)
+            below = d; /* exactly at the distance */
+        int exact = -1;
+        double g = prox_triangle_distance_below(P, Q, below, &p1, &q1, &axis, &exact);
+        CHECK(exact == 0 || exact == 1, "exact flag set");
+        if (exact) {
+            CHECK(g == d && prox_v3_dist(p0, p1) == 0 && prox_v3_dist(q0, q1) == 0,
+                  "pair %d: %.17g vs prox_triangle_distance %.17g", it, g, d);
+            exact_below += d < below;
+            continue;
+        }
+        cut++;
+        CHECK(!(d < below), "pair %d cut short although %.17g < %.17g", it, d, below);
+        CHECK(g >= below && g <= d, "pair %d: bound %.17g outside [%.17g, %.17g]", it, g, below, d);
+        double pm = -INFINITY, qm = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            pm = fmax(pm, prox_v3_dot(axis, P[k]));
+            qm = fmin(qm, prox_v3_dot(axis, Q[k]));
+        }
+        CHECK(fabs(prox_v3_len(axis) - 1) < 1e-12 && qm - pm >= g - 1e-12 * (1 + far),
+              "pair %d: the axis separates by %.17g, the bound says %.17g", it, qm - pm, g);
+    }
+    CHECK(cut > 2000 && exact_below > 2000, "both ways covered: %d cut short, %d exact below", cut, exact_below);
+    fprintf(stderr, "    %d of 20000 cut short\n", cut);
+}
+
 static void test_coherence(void)
 {
     prox_mesh *A = prox_mesh_make_sphere(0.5, 4), *B = prox_mesh_make_torus(0.4, 0.1, 96, 48);
@@ -782,6 +834,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_nested);
     RUN_TEST(test_forest);
     RUN_TEST(test_budget_and_memory);
+    RUN_TEST(test_triangle_below);
     RUN_TEST(test_coherence);
     RUN_TEST(test_front_coherence);
     RUN_TEST(test_bank_replace);
