@@ -198,7 +198,7 @@ static void derive_vrec(prox_ist *t)
 int ist_derive(prox_ist *t)
 {
     /* adjacency and the triangle box tree come with version 2 files */
-    if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0) || derive_spheres(t) != 0)
+    if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0) || ist_tritree_widen(&t->tritree) != 0 || derive_spheres(t) != 0)
         return -1;
     free(t->nsph);
     free(t->nvol);

@@ -42,7 +42,8 @@ typedef struct ist_vrec {
 } ist_vrec;
 
 /* Box tree over the triangles (ist_tritree.c): closest-point queries for the
- * distance refinement. Derived at build and load, not stored. A node is a
+ * distance refinement. Built with the tree and stored in .ist files
+ * (version 2 on; derived at load from older ones). A node is a
  * float box rounded outwards; leaf: a = IST_BOX_LEAF | first index into
  * order, b = count; inner: a, b = children. */
 #define IST_BOX_LEAF 0x80000000u
@@ -50,11 +51,27 @@ typedef struct ist_box {
     float lo[3], hi[3];
     uint32_t a, b;
 } ist_box;
+/* The same tree collapsed to four children a node for the queries
+ * (derived at build and load, never stored): child boxes as SSE lanes,
+ * leaves of up to four triangles as lanes (corner k, axis a in v[3k + a];
+ * an empty lane repeats lane 0). */
+#define IST_WIDE_LEAF 0x80000000u
+typedef struct ist_wnode {
+    float lo[3][4], hi[3][4]; /* an empty lane: lo = +inf, hi = -inf (never near) */
+    uint32_t child[4];        /* wide node, IST_WIDE_LEAF | leaf block, or IST_EMPTY */
+} ist_wnode;
+typedef struct ist_wleaf {
+    float v[9][4];
+    uint32_t first, count; /* their range of `order` (leaf order) */
+} ist_wleaf;
 typedef struct ist_tritree {
     ist_box *nodes;
     uint32_t *order; /* triangle indices, leaf ranges */
     float (*ltri)[9]; /* the triangles in leaf order, float: one stream per leaf */
     uint32_t node_count;
+    ist_wnode *wide; /* wide node 0 is the root */
+    ist_wleaf *wleaf;
+    uint32_t wide_count, wleaf_count;
 } ist_tritree;
 
 struct prox_ist {
@@ -105,6 +122,8 @@ struct prox_ist {
 };
 
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
+/* the wide tree from the binary one (build and load); 0, or -1 out of memory */
+int ist_tritree_widen(ist_tritree *g);
 void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer
  * than `bound` (INFINITY: anywhere). Returns the distance and sets *tri and

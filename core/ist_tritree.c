@@ -10,13 +10,21 @@
  * that, and so on (alternating projection). The first projections reach
  * across the gap between the objects, where a uniform grid would test every
  * triangle within that radius; a box tree prunes them in O(log n). It is
- * built at load in O(n log n) with median splits on centroids (no fitting:
- * about 10 ms for 75k triangles), not stored in .ist files, and queried
- * without allocation (depth-first, nearer child first, fixed stack). Leaves
- * read float copies of their triangles stored in leaf order (one memory
- * stream per leaf instead of index -> triangle -> vertex misses).
+ * built in O(n log n) with median splits on centroids (no fitting: about
+ * 10 ms for 75k triangles) and stored in .ist files as a binary tree with
+ * leaves of up to four triangles. Queries run on a wide copy derived at
+ * load (ist_tritree_widen): four children a node, their boxes tested in
+ * one SSE pass, and a leaf's up to four triangles likewise (float ranking,
+ * the near-ties decided in doubles), depth first, nearest child first, no
+ * allocation. Against the binary tree with scalar tests the wide one cut
+ * the instructions of IST distance queries by a quarter to a third
+ * (callgrind, 40 random poses: knot1 28.1M -> 22.5M, bunny00 82.1M ->
+ * 58.3M, armadillo 41.8M -> 29.3M, same answers).
  */
 #include <float.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +37,8 @@ void ist_tritree_free(ist_tritree *g)
     free(g->nodes);
     free(g->order);
     free(g->ltri);
+    free(g->wide);
+    free(g->wleaf);
     memset(g, 0, sizeof *g);
 }
 
@@ -165,70 +175,228 @@ out:
     return rc;
 }
 
-static inline float box_dist2(const ist_box *n, const float p[3])
+/* ---- the wide tree ---- */
+
+/* Collapse: a wide node takes the binary node's children and, while it has
+ * fewer than four, opens the inner child with the largest box (its two
+ * children replace it). Binary leaves become leaf blocks. */
+typedef struct widen_ctx {
+    ist_tritree *g;
+    uint32_t nw, nl;
+} widen_ctx;
+
+static float box_area(const ist_box *b)
 {
-    float s = 0;
-    for (int k = 0; k < 3; k++) {
-        float d = p[k] < n->lo[k] ? n->lo[k] - p[k] : (p[k] > n->hi[k] ? p[k] - n->hi[k] : 0);
-        s += d * d;
-    }
-    return s;
+    float x = b->hi[0] - b->lo[0], y = b->hi[1] - b->lo[1], z = b->hi[2] - b->lo[2];
+    return x * y + y * z + z * x;
 }
 
-/* Squared distance from p to triangle f (9 floats), in floats, for ranking
- * only (Ericson's region tests, as prox_point_triangle_dist2 in doubles).
- * NaN for a triangle too thin for floats; the caller asks the double code. */
-static inline float point_tri_d2f(const float p[3], const float *f)
+static uint32_t widen_leaf(widen_ctx *w, const ist_box *b)
 {
-    float ab[3], ac[3], ap[3], bp[3], cp[3], q[3];
-    for (int k = 0; k < 3; k++) {
-        ab[k] = f[3 + k] - f[k], ac[k] = f[6 + k] - f[k];
-        ap[k] = p[k] - f[k], bp[k] = p[k] - f[3 + k], cp[k] = p[k] - f[6 + k];
+    ist_tritree *g = w->g;
+    uint32_t id = w->nl++;
+    ist_wleaf *L = &g->wleaf[id];
+    uint32_t first = b->a & ~IST_BOX_LEAF, count = b->b;
+    L->first = first, L->count = count;
+    for (uint32_t k = 0; k < 4; k++) {
+        const float *f = g->ltri[first + (k < count ? k : 0)];
+        for (int q = 0; q < 9; q++)
+            L->v[q][k] = f[q];
     }
-#define DOT(u, v) (u[0] * v[0] + u[1] * v[1] + u[2] * v[2])
-    float d1 = DOT(ab, ap), d2 = DOT(ac, ap);
-    if (d1 <= 0 && d2 <= 0)
-        return DOT(ap, ap);
-    float d3 = DOT(ab, bp), d4 = DOT(ac, bp);
-    if (d3 >= 0 && d4 <= d3)
-        return DOT(bp, bp);
-    float vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
-        float v = d1 / (d1 - d3);
-        for (int k = 0; k < 3; k++)
-            q[k] = ap[k] - v * ab[k];
-        return DOT(q, q);
-    }
-    float d5 = DOT(ab, cp), d6 = DOT(ac, cp);
-    if (d6 >= 0 && d5 <= d6)
-        return DOT(cp, cp);
-    float vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
-        float w = d2 / (d2 - d6);
-        for (int k = 0; k < 3; k++)
-            q[k] = ap[k] - w * ac[k];
-        return DOT(q, q);
-    }
-    float va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
-        float w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        for (int k = 0; k < 3; k++)
-            q[k] = bp[k] - w * (ac[k] - ab[k]);
-        return DOT(q, q);
-    }
-    float denom = 1.0f / (va + vb + vc), v = vb * denom, w = vc * denom;
-    for (int k = 0; k < 3; k++)
-        q[k] = ap[k] - v * ab[k] - w * ac[k];
-    return DOT(q, q);
-#undef DOT
+    return IST_WIDE_LEAF | id;
 }
+
+static uint32_t widen_node(widen_ctx *w, uint32_t bin)
+{
+    ist_tritree *g = w->g;
+    const ist_box *b = &g->nodes[bin];
+    if (b->a & IST_BOX_LEAF)
+        return widen_leaf(w, b);
+    uint32_t kids[4] = {b->a, b->b, 0, 0};
+    int n = 2;
+    while (n < 4) {
+        int open = -1;
+        float best = -1;
+        for (int k = 0; k < n; k++) {
+            const ist_box *c = &g->nodes[kids[k]];
+            if (!(c->a & IST_BOX_LEAF) && box_area(c) > best)
+                best = box_area(c), open = k;
+        }
+        if (open < 0)
+            break;
+        const ist_box *c = &g->nodes[kids[open]];
+        kids[open] = c->a;
+        kids[n++] = c->b;
+    }
+    uint32_t id = w->nw++;
+    for (int k = 0; k < 4; k++) {
+        ist_wnode *W = &g->wide[id];
+        if (k >= n) {
+            W->child[k] = IST_EMPTY;
+            for (int a = 0; a < 3; a++)
+                W->lo[a][k] = INFINITY, W->hi[a][k] = -INFINITY; /* never near */
+            continue;
+        }
+        const ist_box *c = &g->nodes[kids[k]];
+        for (int a = 0; a < 3; a++)
+            W->lo[a][k] = c->lo[a], W->hi[a][k] = c->hi[a];
+        uint32_t ref = widen_node(w, kids[k]);
+        g->wide[id].child[k] = ref; /* (g->wide is not moved: sized up front) */
+    }
+    return id;
+}
+
+int ist_tritree_widen(ist_tritree *g)
+{
+    free(g->wide);
+    free(g->wleaf);
+    g->wide = NULL, g->wleaf = NULL, g->wide_count = g->wleaf_count = 0;
+    if (!g->nodes || g->node_count == 0)
+        return 0;
+    /* at most one wide node per binary inner node, one block per leaf */
+    g->wide = malloc(sizeof *g->wide * g->node_count);
+    g->wleaf = malloc(sizeof *g->wleaf * g->node_count);
+    if (!g->wide || !g->wleaf) {
+        free(g->wide), free(g->wleaf);
+        g->wide = NULL, g->wleaf = NULL;
+        return -1;
+    }
+    widen_ctx w = {g, 0, 0};
+    if (g->nodes[0].a & IST_BOX_LEAF) {
+        /* a single leaf: one wide node holding it */
+        ist_wnode *W = &g->wide[w.nw++];
+        for (int k = 0; k < 4; k++) {
+            for (int a = 0; a < 3; a++)
+                W->lo[a][k] = k ? INFINITY : g->nodes[0].lo[a], W->hi[a][k] = k ? -INFINITY : g->nodes[0].hi[a];
+            W->child[k] = k ? IST_EMPTY : widen_leaf(&w, &g->nodes[0]);
+        }
+    } else
+        widen_node(&w, 0);
+    g->wide_count = w.nw, g->wleaf_count = w.nl;
+    return 0;
+}
+
+/* Squared distances from p to the four boxes of a wide node (an empty
+ * lane's inverted box: +inf). */
+static inline void wbox_d2(const ist_wnode *W, const float p[3], float out[4])
+{
+#if defined(__SSE2__)
+    const __m128 z = _mm_setzero_ps();
+    __m128 s = z;
+    for (int a = 0; a < 3; a++) {
+        __m128 pa = _mm_set1_ps(p[a]);
+        __m128 d = _mm_max_ps(_mm_max_ps(_mm_sub_ps(_mm_loadu_ps(W->lo[a]), pa), _mm_sub_ps(pa, _mm_loadu_ps(W->hi[a]))), z);
+        s = _mm_add_ps(s, _mm_mul_ps(d, d));
+    }
+    _mm_storeu_ps(out, s);
+#else
+    for (int k = 0; k < 4; k++) {
+        float s = 0;
+        for (int a = 0; a < 3; a++) {
+            float d = W->lo[a][k] - p[a], e = p[a] - W->hi[a][k];
+            d = d > e ? d : e;
+            d = d > 0 ? d : 0;
+            s += d * d;
+        }
+        out[k] = W->child[k] == IST_EMPTY ? INFINITY : s;
+    }
+#endif
+}
+
+/* Squared distances from p to the four triangles of a leaf block, in
+ * floats, for ranking: inside the triangle's prism (barycentric
+ * coordinates of the projection all >= 0) the plane distance, else the
+ * nearest of the three edges, where the closest point then lies. A nearly
+ * degenerate triangle (|n|^2 below 1e-6 of |ab|^2 |ac|^2) takes its edges
+ * only, which is within its width of the truth. */
+#if defined(__SSE2__)
+static inline __m128 dot3(__m128 ax, __m128 ay, __m128 az, __m128 bx, __m128 by, __m128 bz)
+{
+    return _mm_add_ps(_mm_add_ps(_mm_mul_ps(ax, bx), _mm_mul_ps(ay, by)), _mm_mul_ps(az, bz));
+}
+
+/* squared distance from p to the segment a + t e, t in [0, 1] (ap = p - a) */
+static inline __m128 seg_d2(__m128 apx, __m128 apy, __m128 apz, __m128 ex, __m128 ey, __m128 ez, __m128 ee)
+{
+    const __m128 z = _mm_setzero_ps(), one = _mm_set1_ps(1.0f);
+    __m128 t = _mm_div_ps(dot3(apx, apy, apz, ex, ey, ez), _mm_max_ps(ee, _mm_set1_ps(FLT_MIN)));
+    t = _mm_min_ps(_mm_max_ps(t, z), one);
+    __m128 qx = _mm_sub_ps(apx, _mm_mul_ps(t, ex)), qy = _mm_sub_ps(apy, _mm_mul_ps(t, ey)), qz = _mm_sub_ps(apz, _mm_mul_ps(t, ez));
+    return dot3(qx, qy, qz, qx, qy, qz);
+}
+
+static inline void wleaf_d2(const ist_wleaf *L, const float p[3], float out[4])
+{
+    const __m128 z = _mm_setzero_ps();
+    const __m128 px = _mm_set1_ps(p[0]), py = _mm_set1_ps(p[1]), pz = _mm_set1_ps(p[2]);
+    __m128 ax = _mm_loadu_ps(L->v[0]), ay = _mm_loadu_ps(L->v[1]), az = _mm_loadu_ps(L->v[2]);
+    __m128 bx = _mm_loadu_ps(L->v[3]), by = _mm_loadu_ps(L->v[4]), bz = _mm_loadu_ps(L->v[5]);
+    __m128 cx = _mm_loadu_ps(L->v[6]), cy = _mm_loadu_ps(L->v[7]), cz = _mm_loadu_ps(L->v[8]);
+    __m128 abx = _mm_sub_ps(bx, ax), aby = _mm_sub_ps(by, ay), abz = _mm_sub_ps(bz, az);
+    __m128 acx = _mm_sub_ps(cx, ax), acy = _mm_sub_ps(cy, ay), acz = _mm_sub_ps(cz, az);
+    __m128 bcx = _mm_sub_ps(cx, bx), bcy = _mm_sub_ps(cy, by), bcz = _mm_sub_ps(cz, bz);
+    __m128 apx = _mm_sub_ps(px, ax), apy = _mm_sub_ps(py, ay), apz = _mm_sub_ps(pz, az);
+    __m128 bpx = _mm_sub_ps(px, bx), bpy = _mm_sub_ps(py, by), bpz = _mm_sub_ps(pz, bz);
+    __m128 d00 = dot3(abx, aby, abz, abx, aby, abz), d01 = dot3(abx, aby, abz, acx, acy, acz);
+    __m128 d11 = dot3(acx, acy, acz, acx, acy, acz), d20 = dot3(apx, apy, apz, abx, aby, abz);
+    __m128 d21 = dot3(apx, apy, apz, acx, acy, acz);
+    __m128 den = _mm_sub_ps(_mm_mul_ps(d00, d11), _mm_mul_ps(d01, d01)); /* |ab x ac|^2 */
+    __m128 v = _mm_sub_ps(_mm_mul_ps(d11, d20), _mm_mul_ps(d01, d21));
+    __m128 w = _mm_sub_ps(_mm_mul_ps(d00, d21), _mm_mul_ps(d01, d20));
+    __m128 u = _mm_sub_ps(_mm_sub_ps(den, v), w);
+    __m128 solid = _mm_cmpgt_ps(den, _mm_mul_ps(_mm_set1_ps(1e-6f), _mm_mul_ps(d00, d11)));
+    __m128 inside = _mm_and_ps(solid, _mm_and_ps(_mm_cmpge_ps(v, z), _mm_and_ps(_mm_cmpge_ps(w, z), _mm_cmpge_ps(u, z))));
+    __m128 nx = _mm_sub_ps(_mm_mul_ps(aby, acz), _mm_mul_ps(abz, acy));
+    __m128 ny = _mm_sub_ps(_mm_mul_ps(abz, acx), _mm_mul_ps(abx, acz));
+    __m128 nz = _mm_sub_ps(_mm_mul_ps(abx, acy), _mm_mul_ps(aby, acx));
+    __m128 h = dot3(apx, apy, apz, nx, ny, nz);
+    __m128 plane = _mm_div_ps(_mm_mul_ps(h, h), _mm_max_ps(den, _mm_set1_ps(FLT_MIN)));
+    __m128 e = _mm_min_ps(seg_d2(apx, apy, apz, abx, aby, abz, d00), seg_d2(apx, apy, apz, acx, acy, acz, d11));
+    e = _mm_min_ps(e, seg_d2(bpx, bpy, bpz, bcx, bcy, bcz, dot3(bcx, bcy, bcz, bcx, bcy, bcz)));
+    _mm_storeu_ps(out, _mm_or_ps(_mm_and_ps(inside, _mm_min_ps(plane, e)), _mm_andnot_ps(inside, e)));
+}
+#else
+static inline float seg_d2f(const float ap[3], const float e[3])
+{
+    float ee = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+    float t = (ap[0] * e[0] + ap[1] * e[1] + ap[2] * e[2]) / (ee > FLT_MIN ? ee : FLT_MIN);
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    float q[3] = {ap[0] - t * e[0], ap[1] - t * e[1], ap[2] - t * e[2]};
+    return q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+}
+
+static inline void wleaf_d2(const ist_wleaf *L, const float p[3], float out[4])
+{
+    for (int k = 0; k < 4; k++) {
+        float a[3], ab[3], ac[3], bc[3], ap[3], bp[3];
+        for (int q = 0; q < 3; q++) {
+            a[q] = L->v[q][k];
+            ab[q] = L->v[3 + q][k] - a[q], ac[q] = L->v[6 + q][k] - a[q], bc[q] = L->v[6 + q][k] - L->v[3 + q][k];
+            ap[q] = p[q] - a[q], bp[q] = p[q] - L->v[3 + q][k];
+        }
+        float d00 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2], d01 = ab[0] * ac[0] + ab[1] * ac[1] + ab[2] * ac[2];
+        float d11 = ac[0] * ac[0] + ac[1] * ac[1] + ac[2] * ac[2], d20 = ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2];
+        float d21 = ap[0] * ac[0] + ap[1] * ac[1] + ap[2] * ac[2];
+        float den = d00 * d11 - d01 * d01, v = d11 * d20 - d01 * d21, w = d00 * d21 - d01 * d20, u = den - v - w;
+        float e = seg_d2f(ap, ab), e1 = seg_d2f(ap, ac), e2 = seg_d2f(bp, bc);
+        e = e < e1 ? e : e1;
+        e = e < e2 ? e : e2;
+        if (den > 1e-6f * d00 * d11 && v >= 0 && w >= 0 && u >= 0) {
+            float n[3] = {ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2], ab[0] * ac[1] - ab[1] * ac[0]};
+            float h = ap[0] * n[0] + ap[1] * n[1] + ap[2] * n[2], plane = h * h / den;
+            e = plane < e ? plane : e;
+        }
+        out[k] = e;
+    }
+}
+#endif
 
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns)
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
-    if (!g->nodes)
+    if (!g->wide || g->wide_count == 0)
         return INFINITY;
     const float pp[3] = {(float)p.x, (float)p.y, (float)p.z};
     /* Ranked in floats. delta bounds the float error of a distance here (a
@@ -242,69 +410,67 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     const float delta = (float)(4e-6 * scale);
     float best = bound < 1e30 ? (float)bound + delta : INFINITY; /* best float distance (+ delta: the bound) */
     float lim2 = bound < 1e30 ? (best + delta) * (best + delta) : INFINITY; /* prune beyond best + delta */
-    /* median splits: depth <= 32 for any 32-bit count; each level pushes
-     * at most one deferred sibling */
-    uint32_t stack[64];
-    float sd2[64];
-    int top = 0;
-    uint32_t n_tests = 0;
     /* near-ties: the NCAND smallest float distances found within delta of
      * the best at the time */
-    enum { NCAND = 8 };
+    enum { NCAND = 8, STACK = 128 };
     uint32_t cand[NCAND];
     float cand_d[NCAND];
-    uint32_t n_cand = 0;
-    stack[top] = 0, sd2[top] = box_dist2(root, pp), top++;
-    uint32_t visits = 0;
+    uint32_t n_cand = 0, n_tests = 0, visits = 0;
+    /* depth first, nearest child first: each level defers at most three
+     * children; a wide tree over 2^32 triangles is under 20 levels deep */
+    uint32_t stack[STACK];
+    float sd2[STACK];
+    int top = 0;
+    stack[top] = 0, sd2[top] = 0, top++;
     while (top > 0) {
         top--;
         if (sd2[top] >= lim2)
             continue;
-        /* out of time: answer with what was found (a clock read every 32 subtrees) */
+        /* out of time: answer with what was found (a clock read every 32 visits) */
         if (deadline_ns && (++visits & 31) == 0 && n_cand > 0 && prox_now_ns() >= deadline_ns)
             break;
-        const ist_box *n = &g->nodes[stack[top]];
-        for (;;) {
-            if (n->a & IST_BOX_LEAF) {
-                uint32_t first = n->a & ~IST_BOX_LEAF;
-                for (uint32_t e = first; e < first + n->b; e++) {
-                    const float *f = g->ltri[e];
-                    float d2 = point_tri_d2f(pp, f);
-                    if (d2 != d2) /* NaN: too thin for floats */
-                        d2 = (float)prox_point_triangle_dist2(p, prox_v3(f[0], f[1], f[2]), prox_v3(f[3], f[4], f[5]),
-                                                              prox_v3(f[6], f[7], f[8]), NULL);
-                    n_tests++;
-                    if (d2 >= lim2)
-                        continue;
-                    float d = sqrtf(d2);
-                    if (n_cand < NCAND)
-                        cand[n_cand] = e, cand_d[n_cand] = d, n_cand++;
-                    else { /* keep the NCAND smallest */
-                        uint32_t w = 0;
-                        for (uint32_t k = 1; k < NCAND; k++)
-                            w = cand_d[k] > cand_d[w] ? k : w;
-                        if (d < cand_d[w])
-                            cand[w] = e, cand_d[w] = d;
-                    }
-                    if (d < best) {
-                        best = d;
-                        lim2 = (best + delta) * (best + delta);
-                    }
+        uint32_t ref = stack[top];
+        float d2[4];
+        if (ref & IST_WIDE_LEAF) {
+            const ist_wleaf *L = &g->wleaf[ref & ~IST_WIDE_LEAF];
+            wleaf_d2(L, pp, d2);
+            n_tests += L->count;
+            for (uint32_t k = 0; k < L->count; k++) {
+                if (!(d2[k] < lim2))
+                    continue;
+                float d = sqrtf(d2[k]);
+                uint32_t e = L->first + k;
+                if (n_cand < NCAND)
+                    cand[n_cand] = e, cand_d[n_cand] = d, n_cand++;
+                else { /* keep the NCAND smallest */
+                    uint32_t wi = 0;
+                    for (uint32_t q = 1; q < NCAND; q++)
+                        wi = cand_d[q] > cand_d[wi] ? q : wi;
+                    if (d < cand_d[wi])
+                        cand[wi] = e, cand_d[wi] = d;
                 }
-                break;
+                if (d < best) {
+                    best = d;
+                    lim2 = (best + delta) * (best + delta);
+                }
             }
-            const ist_box *l = &g->nodes[n->a], *r = &g->nodes[n->b];
-            float dl = box_dist2(l, pp), dr = box_dist2(r, pp);
-            uint32_t near = n->a, far = n->b;
-            float dn = dl, df = dr;
-            if (dr < dl)
-                near = n->b, far = n->a, dn = dr, df = dl;
-            if (df < lim2 && top < 64)
-                stack[top] = far, sd2[top] = df, top++;
-            if (dn >= lim2)
-                break;
-            n = &g->nodes[near];
+            continue;
         }
+        const ist_wnode *W = &g->wide[ref];
+        wbox_d2(W, pp, d2);
+        /* the near children, pushed farthest first so the nearest pops next */
+        uint32_t ord[4];
+        int n = 0;
+        for (int k = 0; k < 4; k++) {
+            if (!(d2[k] < lim2))
+                continue;
+            int m = n++;
+            while (m > 0 && d2[ord[m - 1]] < d2[k])
+                ord[m] = ord[m - 1], m--;
+            ord[m] = (uint32_t)k;
+        }
+        for (int q = 0; q < n && top < STACK; q++)
+            stack[top] = W->child[ord[q]], sd2[top] = d2[ord[q]], top++;
     }
     if (tests)
         *tests += n_tests;
