@@ -10,6 +10,8 @@
  * deadline the second-level estimate Vol^(1) (see push_vol). Certified
  * upper bound of a node pair: min(volA * leavesB, volB * leavesA) (each
  * leaf lens is at most the smaller leaf). */
+#include <stddef.h>
+
 #include "ist_query.h"
 
 static inline double sphere_vol(double r) { return 4.0 / 3.0 * M_PI * r * r * r; }
@@ -22,57 +24,142 @@ static inline prox_vec3 sec_centre(const prox_ist *t, uint32_t leaf, const prox_
     return X ? prox_xform_point(X, c) : c;
 }
 
-/* A node's children (a leaf: itself in slot 0) as float lanes of the
- * volume model, from its ist_vrec: a leaf child is its secondary sphere,
- * an inner child's sphere bounds only the secondary spheres below it; an
- * empty slot has radius -1e30 and never overlaps. */
-static inline void vlanes_load(const prox_ist *t, uint32_t id, lanes *L)
+/* A node's children (a leaf: itself in slot 0) as four lanes of the
+ * volume model, from its ist_vrec record: a leaf child is its secondary
+ * sphere, an inner child's sphere bounds only the secondary spheres below
+ * it; an empty slot has radius -1e30 and never overlaps. */
+typedef struct pv_lanes {
+    float x[4], y[4], z[4], r[4];
+} pv_lanes;
+_Static_assert(sizeof(pv_lanes) == 64 && offsetof(ist_vrec, r) == 48, "a record's lanes are x[4], y[4], z[4], r[4]");
+
+static inline const float *vload(const prox_ist *t, uint32_t id, pv_lanes *leaf, const uint32_t **ids, uint32_t *leaf_ids)
 {
     if (id & IST_LEAF) {
         const float *s = t->sec[id & ~IST_LEAF];
         for (int j = 0; j < 4; j++)
-            L->x[j] = s[0], L->y[j] = s[1], L->z[j] = s[2], L->r[j] = j ? -1e30f : s[3], L->id[j] = j ? IST_EMPTY : id;
-        L->valid = 1;
-        return;
+            leaf->x[j] = s[0], leaf->y[j] = s[1], leaf->z[j] = s[2], leaf->r[j] = j ? -1e30f : s[3], leaf_ids[j] = j ? IST_EMPTY : id;
+        *ids = leaf_ids;
+        return leaf->x;
     }
-    const ist_vrec *v = &t->vrec[id];
-    memcpy(L->x, v->x, sizeof L->x);
-    memcpy(L->y, v->y, sizeof L->y);
-    memcpy(L->z, v->z, sizeof L->z);
-    memcpy(L->r, v->r, sizeof L->r);
-    memcpy(L->id, v->child, sizeof L->id);
-    L->valid = 0;
-    for (int j = 0; j < 4; j++)
-        L->valid |= (unsigned)(v->r[j] >= 0) << j;
+    *ids = t->vrec[id].child;
+    return t->vrec[id].x;
 }
 
-/* Bit 4i+j set when lane i of a and lane j of b, b's radius grown by
- * `grow`, come closer than touching (empty slots never: negative radii) */
-static inline unsigned vmask16(const lanes *a, const lanes *b, float grow)
+/* The frame of one run of expansions (a depth-first completion, or one
+ * queued expansion): B's rotation and translation in A's frame as float
+ * lanes, and B's last expanded nodes with their children already carried
+ * into A's frame (radii grown by the float margin and the recording
+ * margin). A B node is expanded against several of A's (about 5 times on
+ * average in a full query): a small direct-mapped cache on the stack spares
+ * most of those transforms. */
+#define PV_CACHE 32
+typedef struct pv_frame {
+    const prox_pairstate *p;
+    float r[9], t[3], grow;
+    uint32_t cid[PV_CACHE];
+    pv_lanes cb[PV_CACHE];
+} pv_frame;
+
+static inline void pv_frame_init(pv_frame *fr, const prox_pairstate *p, double m)
 {
-    unsigned hit = 0;
+    const ist_fx *f = pair_fx(p);
+    fr->p = p;
+    memcpy(fr->r, f->r, sizeof fr->r);
+    memcpy(fr->t, f->t, sizeof fr->t);
+    fr->grow = f->margin + (float)m;
+    for (int k = 0; k < PV_CACHE; k++)
+        fr->cid[k] = IST_EMPTY;
+}
+
+/* B's node nb's children in A's frame (cached) */
+static inline const pv_lanes *pv_frame_b(pv_frame *fr, uint32_t nb, const uint32_t **ids, uint32_t *leaf_ids)
+{
+    unsigned k = (nb * 2654435761u) >> 27;
+    pv_lanes *L = &fr->cb[k];
+    if (nb & IST_LEAF) {
+        *ids = leaf_ids, leaf_ids[0] = nb, leaf_ids[1] = leaf_ids[2] = leaf_ids[3] = IST_EMPTY;
+    } else
+        *ids = ((const prox_ist *)fr->p->b->impl)->vrec[nb].child;
+    if (fr->cid[k] == nb)
+        return L;
+    pv_lanes raw;
+    const uint32_t *unused;
+    uint32_t unused_ids[4];
+    const float *src = vload(fr->p->b->impl, nb, &raw, &unused, unused_ids);
 #if defined(__SSE2__)
-    __m128 bx = _mm_loadu_ps(b->x), by = _mm_loadu_ps(b->y), bz = _mm_loadu_ps(b->z);
-    __m128 br = _mm_add_ps(_mm_loadu_ps(b->r), _mm_set1_ps(grow));
-    for (int i = 0; i < 4; i++) {
-        __m128 dx = _mm_sub_ps(bx, _mm_set1_ps(a->x[i])), dy = _mm_sub_ps(by, _mm_set1_ps(a->y[i]));
-        __m128 dz = _mm_sub_ps(bz, _mm_set1_ps(a->z[i])), rr = _mm_add_ps(br, _mm_set1_ps(a->r[i]));
-        __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));
-        __m128 in = _mm_and_ps(_mm_cmplt_ps(d2, _mm_mul_ps(rr, rr)), _mm_cmpgt_ps(rr, _mm_setzero_ps()));
-        hit |= (unsigned)_mm_movemask_ps(in) << (4 * i);
-    }
+    __m128 X = _mm_loadu_ps(src), Y = _mm_loadu_ps(src + 4), Z = _mm_loadu_ps(src + 8), R = _mm_loadu_ps(src + 12);
+#define PV_R(k) _mm_set1_ps(fr->r[k])
+    _mm_storeu_ps(L->x, _mm_add_ps(_mm_add_ps(_mm_mul_ps(PV_R(0), X), _mm_mul_ps(PV_R(1), Y)), _mm_add_ps(_mm_mul_ps(PV_R(2), Z), _mm_set1_ps(fr->t[0]))));
+    _mm_storeu_ps(L->y, _mm_add_ps(_mm_add_ps(_mm_mul_ps(PV_R(3), X), _mm_mul_ps(PV_R(4), Y)), _mm_add_ps(_mm_mul_ps(PV_R(5), Z), _mm_set1_ps(fr->t[1]))));
+    _mm_storeu_ps(L->z, _mm_add_ps(_mm_add_ps(_mm_mul_ps(PV_R(6), X), _mm_mul_ps(PV_R(7), Y)), _mm_add_ps(_mm_mul_ps(PV_R(8), Z), _mm_set1_ps(fr->t[2]))));
+#undef PV_R
+    _mm_storeu_ps(L->r, _mm_add_ps(R, _mm_set1_ps(fr->grow)));
 #else
+    for (int j = 0; j < 4; j++) {
+        float x = src[j], y = src[4 + j], z = src[8 + j];
+        L->x[j] = fr->r[0] * x + fr->r[1] * y + fr->r[2] * z + fr->t[0];
+        L->y[j] = fr->r[3] * x + fr->r[4] * y + fr->r[5] * z + fr->t[1];
+        L->z[j] = fr->r[6] * x + fr->r[7] * y + fr->r[8] * z + fr->t[2];
+        L->r[j] = src[12 + j] + fr->grow;
+    }
+#endif
+    fr->cid[k] = nb;
+    return L;
+}
+
+/* The 4x4 child pairs of (na, nb) whose spheres (B's grown by the frame's
+ * margins) overlap: bit 4i+j for A's slot i, B's slot j. The child ids:
+ * *ida, *idb (pointing into the records, or into leaf_a / leaf_b for a
+ * leaf); *tests: the pairs looked at. */
+static inline unsigned vhits(pv_frame *fr, uint32_t na, uint32_t nb, const uint32_t **ida, const uint32_t **idb, uint32_t leaf_a[4],
+                             uint32_t leaf_b[4], uint32_t *tests)
+{
+    static const unsigned char bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    pv_lanes la;
+    const float *a = vload(fr->p->a->impl, na, &la, ida, leaf_a);
+    const pv_lanes *b = pv_frame_b(fr, nb, idb, leaf_b);
+#if defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 BX = _mm_loadu_ps(b->x), BY = _mm_loadu_ps(b->y), BZ = _mm_loadu_ps(b->z), BR = _mm_loadu_ps(b->r);
+    const __m128 AX = _mm_loadu_ps(a), AY = _mm_loadu_ps(a + 4), AZ = _mm_loadu_ps(a + 8), AR = _mm_loadu_ps(a + 12);
+    unsigned va = (unsigned)_mm_movemask_ps(_mm_cmpge_ps(AR, zero)), vb = (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(BR, _mm_set1_ps(-1e29f)));
+    *tests = (uint32_t)bits[va] * bits[vb];
+    unsigned hit = 0;
+#define PV_HITS(i)                                                                                                              \
+    do {                                                                                                                        \
+        __m128 dx = _mm_sub_ps(BX, _mm_shuffle_ps(AX, AX, _MM_SHUFFLE(i, i, i, i)));                                           \
+        __m128 dy = _mm_sub_ps(BY, _mm_shuffle_ps(AY, AY, _MM_SHUFFLE(i, i, i, i)));                                           \
+        __m128 dz = _mm_sub_ps(BZ, _mm_shuffle_ps(AZ, AZ, _MM_SHUFFLE(i, i, i, i)));                                           \
+        __m128 rr = _mm_add_ps(BR, _mm_shuffle_ps(AR, AR, _MM_SHUFFLE(i, i, i, i)));                                           \
+        __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));                        \
+        hit |= (unsigned)_mm_movemask_ps(_mm_and_ps(_mm_cmplt_ps(d2, _mm_mul_ps(rr, rr)), _mm_cmpgt_ps(rr, zero))) << (4 * i); \
+    } while (0)
+    PV_HITS(0);
+    if (va & 2)
+        PV_HITS(1);
+    if (va & 4)
+        PV_HITS(2);
+    if (va & 8)
+        PV_HITS(3);
+#undef PV_HITS
+    return hit;
+#else
+    unsigned hit = 0, va = 0, vb = 0;
+    for (int j = 0; j < 4; j++)
+        va |= (unsigned)(a[12 + j] >= 0) << j, vb |= (unsigned)(b->r[j] > -1e29f) << j;
+    *tests = (uint32_t)bits[va] * bits[vb];
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
-            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j] + grow;
+            float dx = b->x[j] - a[i], dy = b->y[j] - a[4 + i], dz = b->z[j] - a[8 + i], rr = a[12 + i] + b->r[j];
             hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
         }
-#endif
     return hit;
+#endif
 }
 
 /* One child of a node id (slot j; a leaf is its own child 0) in doubles,
- * its sphere as in vlanes_load, carried into A's frame by X if given;
+ * its sphere as in vhits, carried into A's frame by X if given;
  * secondary volume and leaf count below it. */
 static inline void vkid_get(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k)
 {
@@ -219,16 +306,6 @@ typedef struct vol_acc {
     uint32_t leaf_tests;
 } vol_acc;
 
-static inline void acc_add(vol_acc *s, double v, prox_vec3 n, prox_vec3 point, uint32_t la, uint32_t lb)
-{
-    prox_vec3 f = prox_v3_scale(n, v);
-    s->vol += v;
-    s->F = prox_v3_add(s->F, f);
-    s->M = prox_v3_add(s->M, prox_v3_cross(point, f));
-    if (v > s->deepest)
-        s->deepest = v, s->la = la, s->lb = lb;
-}
-
 static void acc_flush(prox_ctx *c, const prox_pairstate *p, vol_acc *s)
 {
     prox_ctx_count(c, 0, s->leaf_tests);
@@ -236,33 +313,49 @@ static void acc_flush(prox_ctx *c, const prox_pairstate *p, vol_acc *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The lens of the secondary spheres (ca, ra) of A's leaf la and (cb, rb)
+ * of B's leaf lb (A's frame), into the sum: its volume pushes B along the
+ * line from A's centre to B's (+z where they coincide). A force along that
+ * line has the same torque about any point of it: taken at A's centre. */
+static inline void leaf_lens(vol_acc *s, prox_vec3 ca, double ra, prox_vec3 cb, double rb, uint32_t la, uint32_t lb)
+{
+    double ux = cb.x - ca.x, uy = cb.y - ca.y, uz = cb.z - ca.z, d2 = ux * ux + uy * uy + uz * uz, sr = ra + rb;
+    s->leaf_tests++;
+    if (d2 >= sr * sr)
+        return;
+    double d = sqrt(d2), dr = ra - rb, v;
+    if (d <= fabs(dr)) {
+        double rm = ra < rb ? ra : rb;
+        v = 4.0 / 3.0 * M_PI * rm * rm * rm;
+    } else {
+        double g = sr - d;
+        v = M_PI * g * g * (d2 + 2.0 * d * sr - 3.0 * dr * dr) / (12.0 * d);
+    }
+    prox_vec3 f = d > 0 ? prox_v3_scale(prox_v3(ux, uy, uz), v / d) : prox_v3(0, 0, v);
+    s->vol += v;
+    s->F = prox_v3_add(s->F, f);
+    s->M = prox_v3_add(s->M, prox_v3_cross(ca, f));
+    if (v > s->deepest)
+        s->deepest = v, s->la = la, s->lb = lb;
+}
+
 /* the lens of two leaves' secondary spheres, into the sum */
 static void leaf_volume(const prox_pairstate *p, uint32_t la, uint32_t lb, vol_acc *s)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    prox_vec3 ca = sec_centre(A, la, NULL), cb = sec_centre(B, lb, &p->b_in_a);
-    double r1 = A->sec[la][3], r2 = B->sec[lb][3];
-    prox_vec3 u = prox_v3_sub(cb, ca);
-    double d = prox_v3_len(u);
-    s->leaf_tests++;
-    double v = prox_lens_volume(r1, r2, d);
-    if (v <= 0)
-        return;
-    prox_vec3 n = d > 0 ? prox_v3_scale(u, 1.0 / d) : prox_v3(0, 0, 1);
-    acc_add(s, v, n, prox_v3_madd(ca, n, prox_lens_plane(r1, r2, d)), la, lb);
+    leaf_lens(s, sec_centre(A, la, NULL), A->sec[la][3], sec_centre(B, lb, &p->b_in_a), B->sec[lb][3], la, lb);
 }
 
-/* one sphere (centre cl, radius rl, volume v, A's frame) inside the inner
- * sphere (cs, rs): its force along the line A's centre -> B's */
-static inline void contained_one(prox_vec3 cl, double rl, double v, int node_in_a, prox_vec3 cs, double rs, vol_acc *s)
+/* one sphere (centre cl, volume v, A's frame) inside the secondary sphere
+ * centred at cs: its force along the line A's centre -> B's */
+static inline void contained_one(prox_vec3 cl, double v, int node_in_a, prox_vec3 cs, vol_acc *s)
 {
     prox_vec3 ca = node_in_a ? cl : cs, cb = node_in_a ? cs : cl;
-    double ra = node_in_a ? rl : rs, rb = node_in_a ? rs : rl;
     prox_vec3 u = prox_v3_sub(cb, ca);
     double d = prox_v3_len(u);
     prox_vec3 dir = d > 0 ? prox_v3_scale(u, 1.0 / d) : prox_v3(0, 0, 1), f = prox_v3_scale(dir, v);
     s->F = prox_v3_add(s->F, f);
-    s->M = prox_v3_add(s->M, prox_v3_cross(prox_v3_madd(ca, dir, prox_lens_plane(ra, rb, d)), f));
+    s->M = prox_v3_add(s->M, prox_v3_cross(ca, f)); /* any point of the line: as leaf_lens */
 }
 
 /* The force and torque of a hierarchy node lying inside an inner sphere
@@ -276,12 +369,11 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
 {
     const prox_ist *T = node_in_a ? p->a->impl : p->b->impl, *S = node_in_a ? p->b->impl : p->a->impl;
     prox_vec3 cs = sec_centre(S, sphere, node_in_a ? &p->b_in_a : NULL);
-    double rs = S->sec[sphere][3];
     uint32_t stack[256], n = 0; /* inner nodes only: 3 per level */
     const prox_xform *X = node_in_a ? NULL : &p->b_in_a;
     if (node & IST_LEAF) {
         double rl = T->sec[node & ~IST_LEAF][3];
-        contained_one(sec_centre(T, node & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
+        contained_one(sec_centre(T, node & ~IST_LEAF, X), sphere_vol(rl), node_in_a, cs, s);
         return;
     }
     stack[n++] = node;
@@ -293,7 +385,7 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
                 continue;
             if (c & IST_LEAF) {
                 double rl = T->sec[c & ~IST_LEAF][3];
-                contained_one(sec_centre(T, c & ~IST_LEAF, X), rl, sphere_vol(rl), node_in_a, cs, rs, s);
+                contained_one(sec_centre(T, c & ~IST_LEAF, X), sphere_vol(rl), node_in_a, cs, s);
             } else if (n < 256)
                 stack[n++] = c;
             else {
@@ -302,7 +394,7 @@ static void contained_force(const prox_pairstate *p, int node_in_a, uint32_t nod
                 float g[4];
                 ist_id_ball(T, c, g);
                 prox_vec3 gc = prox_v3(g[0], g[1], g[2]);
-                contained_one(X ? prox_xform_point(X, gc) : gc, g[3], nd->cvol[j], node_in_a, cs, rs, s);
+                contained_one(X ? prox_xform_point(X, gc) : gc, nd->cvol[j], node_in_a, cs, s);
             }
         }
     }
@@ -345,31 +437,34 @@ static inline int contained(const kid *a, const kid *b, double dist)
  * recording; every other such pair goes on `stack` (depth first) or,
  * without one or when it is full, to the engine's queue. Returns the number
  * of child pairs tested. */
-static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, vol_acc *s, pv_stack *stack,
-                                double m, int record)
+static inline __attribute__((always_inline)) uint32_t penvol_children(prox_ctx *c, pv_frame *fr, uint32_t na, uint32_t nb, vol_acc *s,
+                                                                      pv_stack *stack, double m, int record)
 {
+    const prox_pairstate *p = fr->p;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    lanes la, lb;
-    vlanes_load(A, na, &la);
-    vlanes_load(B, nb, &lb);
-    lanes_move(pair_fx(p), &lb);
-    unsigned hit = vmask16(&la, &lb, (float)m), moved = 0;
+    const uint32_t *ida, *idb;
+    uint32_t leaf_a[4], leaf_b[4], tests;
+    unsigned hit = vhits(fr, na, nb, &ida, &idb, leaf_a, leaf_b, &tests), moved = 0;
     kid ka[4], kb[4];
+    prox_vec3 cb[4]; /* B's leaves' secondary centres in A's frame, once each */
     for (; hit; hit &= hit - 1) {
         int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
-        if (la.id[i] & lb.id[j] & IST_LEAF) {
+        if (ida[i] & idb[j] & IST_LEAF) {
             /* two leaves: their exact lens (zero if apart) */
-            leaf_volume(p, la.id[i] & ~IST_LEAF, lb.id[j] & ~IST_LEAF, s);
+            uint32_t la = ida[i] & ~IST_LEAF, lb = idb[j] & ~IST_LEAF;
+            if (!(moved >> (8 + j) & 1))
+                cb[j] = sec_centre(B, lb, &p->b_in_a), moved |= 1u << (8 + j);
+            leaf_lens(s, sec_centre(A, la, NULL), A->sec[la][3], cb[j], B->sec[lb][3], la, lb);
             if (record)
-                prox_front_record(p, la.id[i], lb.id[j], 0.0f);
+                prox_front_record(p, ida[i], idb[j], 0.0f);
             continue;
         }
-        if (stack && !((la.id[i] | lb.id[j]) & IST_LEAF)) {
+        if (stack && !((ida[i] | idb[j]) & IST_LEAF)) {
             /* two inner nodes that may overlap: descend without the double
              * test (one apart by less than the float margin only costs
              * the tests of its children) */
             if (stack->n < PV_STACK) {
-                stack->na[stack->n] = la.id[i], stack->nb[stack->n] = lb.id[j], stack->n++;
+                stack->na[stack->n] = ida[i], stack->nb[stack->n] = idb[j], stack->n++;
                 continue;
             }
         }
@@ -396,7 +491,7 @@ static uint32_t penvol_children(prox_ctx *c, const prox_pairstate *p, uint32_t n
         else
             push_vol(c, p, a, b, dist);
     }
-    return pairs_tested(&la, &lb);
+    return tests;
 }
 
 /* a node id itself as a kid (its own bounding sphere; a leaf: its
@@ -433,9 +528,11 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
     const uint64_t deadline = p->query->deadline_ns;
     pv_stack st;
     st.n = 0;
+    pv_frame fr;
+    pv_frame_init(&fr, p, m);
     uint32_t tests = 0, expansions = 0;
     for (;;) {
-        tests += penvol_children(c, p, na, nb, s, &st, m, record);
+        tests += penvol_children(c, &fr, na, nb, s, &st, m, record);
         if (!st.n)
             break;
         if (deadline && (expansions & 3) == 3 && past_deadline(p)) {
@@ -460,11 +557,12 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
  * fraction of the cost per expansion of the queue (no expected overlap to
  * compute per pushed pair), reading the clock every 4 expansions; what is
  * left at the deadline goes back to the queue. Larger pairs are expanded
- * one level, their children queued by Algorithm 3's priority. 256, 1024
- * and 4096 measured alike at a 200 us budget on the heavy sets (errors
- * within the run-to-run spread); 1 (Algorithm 3 alone) was worse on three
- * of five meshes. */
-#define PV_DFS_LEAVES 1024u
+ * one level, their children queued by Algorithm 3's priority. Median error
+ * over the five meshes' heavy and light sets at 25, 50, 100 and 200 us
+ * (two runs each): 4096, 16384 and 65536 were alike and better than 1024
+ * at every budget but 25 us (alike); at 1024 a query pushed ~950 pairs
+ * (knot1 heavy), a third of its time. */
+#define PV_DFS_LEAVES 16384u
 
 static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
 {
@@ -478,9 +576,11 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
         if (record)
             prox_front_record(p, na, nb, 0.0f);
     } else if (!record && p->query->deadline_ns &&
-               (uint64_t)id_leaves(p->a->impl, na) * id_leaves(p->b->impl, nb) > PV_DFS_LEAVES)
-        prox_ctx_count(c, penvol_children(c, p, na, nb, &s, NULL, 0.0, 0), 0);
-    else
+               (uint64_t)id_leaves(p->a->impl, na) * id_leaves(p->b->impl, nb) > PV_DFS_LEAVES) {
+        pv_frame fr;
+        pv_frame_init(&fr, p, 0.0);
+        prox_ctx_count(c, penvol_children(c, &fr, na, nb, &s, NULL, 0.0, 0), 0);
+    } else
         penvol_dfs(c, p, na, nb, &s, m, record);
     acc_flush(c, p, &s);
 }
