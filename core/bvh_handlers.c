@@ -78,6 +78,28 @@ static inline float key_down(double x)
     return (double)f > x ? nextafterf(f, -INFINITY) : f;
 }
 
+/* What a distance query keeps in its pair's scratch: whether it records a
+ * front, and the drift its keys are stored with. A front entry's key is its
+ * pair's lower bound at the pose it was recorded at plus the front's drift
+ * then (the summed motion bounds of B since the front was grown from the
+ * roots); the bound still holds at a later pose less the motion since,
+ * which the summed step bounds exceed (each step's bound exceeds the
+ * largest displacement of a point of B in that step; displacements add up
+ * at most), so key - drift now is a lower bound now, and an entry whose key
+ * is at least best + drift needs no look: no rewrite either. */
+typedef struct dist_scratch {
+    double drift;
+    int fronts;
+} dist_scratch;
+_Static_assert(sizeof(dist_scratch) <= PROX_PAIR_SCRATCH, "fits the pair scratch");
+
+/* record (na, nb) with lower bound `bound` into this query's front */
+static inline prox_front_entry *front_put(const prox_pairstate *p, uint32_t na, uint32_t nb, double bound)
+{
+    const dist_scratch *s = p->scratch;
+    return s->fronts ? prox_front_record(p, na, nb, key_down(bound + s->drift)) : NULL;
+}
+
 static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xform *b_in_a, prox_vec3 out[3])
 {
     for (int k = 0; k < 3; k++)
@@ -97,17 +119,28 @@ static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t 
         const prox_vec3 *P = A->tri[ta];
         prox_ctx_count(c, 0, 1);
         if (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_TOLERANCE) {
-            prox_vec3 pa, pb;
-            double d = prox_triangle_distance(P, Q, &pa, &pb);
+            /* only a distance below the best (the tolerance) matters: a
+             * separating axis that shows the pair no closer ends the test
+             * early (61-78% of the leaf tests on the bench meshes' random
+             * poses; 2-5% fewer instructions per query) */
+            prox_vec3 pa, pb, axis;
+            int exact;
+            double below = kind == PROX_QUERY_DISTANCE ? prox_ctx_best(c) : p->query->tolerance;
+            double d = prox_triangle_distance_below(P, Q, below, &pa, &pb, &axis, &exact);
             if (kind == PROX_QUERY_DISTANCE) {
                 /* a leaf pair ends the cut; with the direction between
-                 * its closest points, which bounds it cheaply next time */
-                prox_front_entry *fe = prox_front_record(p, na, nb, key_down(d));
-                if (fe && d > 0)
+                 * its closest points (or the separating axis), which
+                 * bounds it cheaply next time */
+                prox_front_entry *fe = front_put(p, na, nb, d);
+                if (fe && exact && d > 0)
                     for (int k = 0; k < 3; k++)
                         fe->dir[k] = (float)((prox_v3_get(pb, k) - prox_v3_get(pa, k)) / d);
+                else if (fe && !exact)
+                    for (int k = 0; k < 3; k++)
+                        fe->dir[k] = (float)prox_v3_get(axis, k);
             }
-            prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
+            if (exact)
+                prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
         } else if (prox_triangle_intersect(P, Q)) {
             prox_vec3 pa, pb;
             prox_triangle_distance(P, Q, &pa, &pb);
@@ -347,9 +380,9 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
         if (i + 1 < n && up[i] != UINT32_MAX && up[i] == up[i + 1] && key[i] >= best && key[i + 1] >= best) {
             float k = key[i] < key[i + 1] ? key[i] : key[i + 1]; /* bounds both halves */
             if (split_a)
-                prox_front_record(p, up[i], nb, k);
+                front_put(p, up[i], nb, k);
             else
-                prox_front_record(p, na, up[i], k);
+                front_put(p, na, up[i], k);
             i++;
             continue;
         }
@@ -531,34 +564,33 @@ static double leaf_separation(const prox_bvh *A, const prox_bvh *B, const prox_f
     return (qmin - pmax) * (1 - 1e-9) - 1e-12 * mag; /* rounding of u's length and the dots */
 }
 
-/* a front entry carried into the front being recorded, its direction kept */
-static inline void keep_entry(const prox_pairstate *p, const prox_front_entry *src, float key)
-{
-    prox_front_entry *e = prox_front_record(p, src->na, src->nb, key);
-    if (e)
-        e->dir[0] = src->dir[0], e->dir[1] = src->dir[1], e->dir[2] = src->dir[2];
-}
-
 /* Distance coherence: with a front in the cache, start from the last
  * query's cut (pairs pruned, leaf pairs) instead of the root pair. Each
- * entry carries a lower bound on its pair's distance at the pose it was
- * recorded at (the node bound, or a leaf pair's exact distance); no point
- * of B has moved by more than `moved` since, so the bound less `moved`
- * still holds; a leaf pair is bounded next by leaf_separation. Entries
- * that still cannot beat the seeded best (the cached closest triangle
- * pair) stay in the front with that bound, untested; the others get their
- * node bound at the new pose (four per float pass) and are pushed if it is
- * below the best. This skips the expansions
- * above the front that a query from the roots repeats, and on a slow path
- * most of the front's bound and leaf tests too. */
-static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_front_entry *src, uint32_t n, double moved)
+ * entry carries a lower bound on its pair's distance (the node bound, or a
+ * leaf pair's exact distance) that holds now less the drift (see
+ * dist_scratch). Entries that still cannot beat the seeded best (the cached
+ * closest triangle pair) stay in the front untouched; a leaf pair is
+ * bounded next by leaf_separation, the others get their node bound at the
+ * new pose (four per float pass): kept with the new bound if that cannot
+ * beat the best, pushed otherwise. The front is rewritten where it lies
+ * (kept entries compacted to its start, prox_front_keep), so an entry left
+ * alone costs a compare and a copy. This skips the expansions above the
+ * front that a query from the roots repeats, and on a slow path most of the
+ * front's bound and leaf tests too. */
+static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_entry *f, uint32_t n, double moved)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
-    for (uint32_t i = 0; i < n; i++)
-        if (src[i].na >= A->node_count || src[i].nb >= B->node_count)
-            return -1; /* not this pair's front */
-    double best = prox_ctx_best(c);
-    if (!(best < INFINITY))
+    uint32_t max_a = 0, max_b = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        max_a = f[i].na > max_a ? f[i].na : max_a;
+        max_b = f[i].nb > max_b ? f[i].nb : max_b;
+    }
+    if (max_a >= A->node_count || max_b >= B->node_count)
+        return -1; /* not this pair's front */
+    /* the engine's own pruning cut: what is pushed below it is never pruned
+     * at the push (which would record into the front mid-rewrite) */
+    double cut = prox_ctx_best(c) * (1.0 - p->query->rel_err);
+    if (!(cut < INFINITY))
         return -1; /* nothing seeded: the front would prune nothing */
     /* a front only deepens (pairs that drift apart are not raised again):
      * once it has grown by half since the last start from the roots, start
@@ -568,20 +600,37 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
      * 1.15x: the longer front costs more than the restarts it saves) */
     if (n > p->cache->front_base + p->cache->front_base / 2 + 64)
         return -1;
+    double drift = p->cache->front_drift + moved;
+    if (!(drift < INFINITY))
+        return -1;
+    /* keys are floats: once the drift is large against B's size, this pass
+     * rewrites every key relative to drift 0 (float precision of the sum) */
+    double shift = drift > 0.5 * (double)B->nodes[0].radius ? drift : 0.0, rec = drift - shift;
+    double thr = cut + drift;
+    dist_scratch *s = p->scratch;
+    s->drift = rec;
+    p->cache->front_drift = rec;
     prox_front_entry batch[4];
+    uint32_t w = 0;
     int m = 0;
     for (uint32_t i = 0; i <= n; i++) {
         if (i < n) {
-            double kept = (double)src[i].key - moved;
-            if (!(kept >= best) && (src[i].dir[0] != 0 || src[i].dir[1] != 0 || src[i].dir[2] != 0)) {
-                double sep = leaf_separation(A, B, &src[i], &p->b_in_a);
-                kept = sep > kept ? sep : kept;
-            }
-            if (kept >= best) {
-                keep_entry(p, &src[i], key_down(kept));
+            prox_front_entry e = f[i];
+            if ((double)e.key >= thr) {
+                if (shift != 0)
+                    e.key = key_down((double)e.key - shift);
+                f[w++] = e;
                 continue;
             }
-            batch[m++] = src[i];
+            if (e.dir[0] != 0 || e.dir[1] != 0 || e.dir[2] != 0) {
+                double sep = leaf_separation(A, B, &e, &p->b_in_a);
+                if (sep >= cut) {
+                    e.key = key_down(sep + rec);
+                    f[w++] = e;
+                    continue;
+                }
+            }
+            batch[m++] = e;
             if (m < 4)
                 continue;
         }
@@ -592,31 +641,36 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, const prox_fro
         prox_ctx_count(c, (uint32_t)m, 0);
         for (int j = 0; j < m; j++) {
             double g = key[j];
-            if (g >= best)
-                keep_entry(p, &batch[j], key[j]);
-            else
+            if (g >= cut) {
+                batch[j].key = key_down(g + rec);
+                f[w++] = batch[j];
+            } else
                 prox_ctx_push(c, p, batch[j].na, batch[j].nb, g > 0 ? g : 0.0);
         }
         m = 0;
     }
+    prox_front_keep(p, w);
     return 0;
 }
 
 /* how far any point of B's tree can have moved between two poses of B in
- * A's frame (B's root sphere about B's origin) */
+ * A's frame (B's root sphere; bvh_motion_bound) */
 static double moved_since(const prox_xform *X0, const prox_xform *X1, const prox_bvh *B)
 {
     const bvh_node *r = &B->nodes[0];
-    double rad = sqrt((double)r->c[0] * r->c[0] + (double)r->c[1] * r->c[1] + (double)r->c[2] * r->c[2]) + r->radius;
-    return prox_xform_motion_bound(X0, X1, rad) * (1 + 1e-12);
+    const double c[3] = {r->c[0], r->c[1], r->c[2]};
+    return bvh_motion_bound(X0, X1, c, r->radius);
 }
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
     uint32_t n_front = 0;
-    const prox_front_entry *front = NULL;
-    if (p->query->kind == PROX_QUERY_DISTANCE)
+    prox_front_entry *front = NULL;
+    dist_scratch *s = p->scratch;
+    if (p->query->kind == PROX_QUERY_DISTANCE && prox_front_on(p)) {
         front = prox_front_begin(p, &n_front);
+        s->fronts = 1;
+    }
     if (contained_overlap(c, p, 1) && (p->query->stop_on_overlap || p->query->kind != PROX_QUERY_DISTANCE)) {
         prox_front_invalidate(p);
         return;
@@ -632,8 +686,11 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
         p->cache->front_pose = p->b_in_a; /* the pose this query's front is recorded at */
     if (front && start_from_front(c, p, front, n_front, moved) == 0)
         return;
-    if (prox_front_on(p))
+    if (s->fronts) {
         p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
+        p->cache->front_drift = 0;
+        s->drift = 0;
+    }
     /* cheap; better than a stale cached pair after a jump */
     for (int f = -1; f < DIVE_FLIPS && !prox_ctx_done(c); f++) {
         if (f >= 0 && p->query->deadline_ns && prox_now_ns() >= p->query->deadline_ns)
@@ -649,7 +706,7 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
 static void pruned_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key)
 {
     (void)c;
-    prox_front_record(p, na, nb, key_down(key));
+    front_put(p, na, nb, key);
 }
 
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)

@@ -491,6 +491,67 @@ static void test_triangle_below(void)
     fprintf(stderr, "    %d of 20000 cut short\n", cut);
 }
 
+/* bvh_motion_bound (what lets front entries go untested): no point of the
+ * ball moves farther than it says, for rigid steps of every size and for
+ * poses that are not rotations (a stretch, a reflection: the Frobenius
+ * fallback); and for rotations it is the spectral bound, sqrt 2 below the
+ * Frobenius one (what the fronts gain from it). */
+static void test_motion_bound(void)
+{
+    unsigned long long s = 5;
+    int bad = 0, tight = 0, n = 0;
+    for (int it = 0; it < 3000; it++) {
+        double c[3] = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        double r = check_rng_uniform(&s, 0.01, 1), ang = it % 3 == 0 ? 1e-4 : (it % 3 == 1 ? 0.05 : 2.5);
+        prox_xform X0 = random_pose(&s, 1.0), D = prox_xform_from_pose(
+            prox_v3(check_rng_uniform(&s, -0.1, 0.1), check_rng_uniform(&s, -0.1, 0.1), check_rng_uniform(&s, -0.1, 0.1)),
+            prox_quat_axis_angle(prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), 0.3)),
+                                 ang * check_rng_uniform(&s, 0.1, 1)));
+        prox_xform X1 = prox_xform_mul(&D, &X0);
+        if (it % 10 == 3) /* not a rotation: stretched along one axis */
+            for (int j = 0; j < 3; j++)
+                X1.R.m[0][j] *= 1.3;
+        if (it % 10 == 7) /* a reflection */
+            for (int j = 0; j < 3; j++)
+                X1.R.m[2][j] = -X1.R.m[2][j];
+        double b = bvh_motion_bound(&X0, &X1, c, r), worst = 0;
+        /* the farthest point: c plus r along M's top right singular vector
+         * (found by power iteration on M^T M), and random points */
+        prox_mat3 M;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                M.m[i][j] = X1.R.m[i][j] - X0.R.m[i][j];
+        prox_vec3 v = prox_v3(0.3, -0.5, 0.8);
+        for (int k = 0; k < 60; k++) {
+            prox_vec3 w = prox_m3_tmul_v(&M, prox_m3_mul_v(&M, v));
+            if (prox_v3_len(w) > 0)
+                v = prox_v3_normalize(w);
+        }
+        for (int k = 0; k < 202; k++) {
+            prox_vec3 u = k < 2 ? prox_v3_scale(v, k ? -1.0 : 1.0)
+                                : prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
+                                                            check_rng_uniform(&s, -1, 1)));
+            prox_vec3 p = prox_v3_add(prox_v3(c[0], c[1], c[2]), prox_v3_scale(u, r));
+            double d = prox_v3_dist(prox_xform_point(&X1, p), prox_xform_point(&X0, p));
+            worst = d > worst ? d : worst;
+        }
+        bad += worst > b * (1 + 1e-12) + 1e-15;
+        if (it % 10 != 3 && it % 10 != 7 && it % 3 != 0) { /* a pure rotation about the ball's centre */
+            double c0[3] = {0, 0, 0}, f2 = 0;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    f2 += M.m[i][j] * M.m[i][j];
+            prox_xform X2 = X1;
+            X2.t = X0.t;
+            double bb = bvh_motion_bound(&X0, &X2, c0, r);
+            n++;
+            tight += bb <= sqrt(f2) * r * (M_SQRT1_2 + 1e-6);
+        }
+    }
+    CHECK(bad == 0, "%d of 3000 balls moved farther than the bound", bad);
+    CHECK(n >= 10 && tight == n, "spectral, not Frobenius, for rotations: %d of %d", tight, n);
+}
+
 static void test_coherence(void)
 {
     prox_mesh *A = prox_mesh_make_sphere(0.5, 4), *B = prox_mesh_make_torus(0.4, 0.1, 96, 48);
@@ -569,6 +630,99 @@ static void test_front_coherence(void)
     prox_mesh_free(A);
     prox_mesh_free(B);
     prox_mesh_free(C);
+}
+
+/* distance fronts along long paths of small steps: the answer from the
+ * front equals the answer from the roots at every step. The tori tumble
+ * against each other so that front pairs far from the closest pair come
+ * near it over many steps (a front kept with too small a motion bound, or
+ * keys lifted by the drift, would miss them), and the drift grows past its
+ * rebase point many times on every path. */
+static void test_front_drift(void)
+{
+    prox_mesh *A = prox_mesh_make_torus(0.4, 0.1, 48, 24), *B = prox_mesh_make_torus(0.25, 0.08, 40, 20);
+    prox_bvh *ba = prox_bvh_build(A), *bb = prox_bvh_build(B);
+    static prox_front_entry store[2 * 16384];
+    prox_xform xa = prox_xform_identity();
+    int rebased = 0, steps = 0, mismatches = 0;
+    for (int path = 0; path < 4; path++) {
+        prox_cache cf = {0};
+        cf.front = store, cf.front_capacity = 2 * 16384;
+        double last_drift = 0;
+        for (int i = 0; i < 600; i++) {
+            /* paths 0, 1: a slow tumble along an orbit; 2, 3: B rocks back
+             * and forth about one pose (the front stays, the drift grows) */
+            double t = path < 2 ? 0.0015 * i + path : path + 0.02 * sin(0.3 * i);
+            double ang = path < 2 ? 0.006 * i + path : path + 0.1 * sin(0.2 * i);
+            prox_vec3 axis = prox_v3(sin(path + 1.0), 0.4, cos(2.0 * path)), c = prox_v3(0.65 * cos(t), 0.2 * sin(3 * t), 0.65 * sin(t));
+            prox_xform xb = prox_xform_from_pose(c, prox_quat_axis_angle(prox_v3_normalize(axis), ang));
+            prox_result r0, rf;
+            run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, prox_query_default(PROX_QUERY_DISTANCE), &r0, NULL);
+            run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bb), &xb, prox_query_default(PROX_QUERY_DISTANCE), &rf, &cf);
+            mismatches += rf.value != r0.value;
+            CHECK(rf.value == r0.value && rf.complete, "path %d step %d: front %.17g vs roots %.17g", path, i, rf.value,
+                  r0.value);
+            rebased += cf.front_drift < last_drift && cf.front_valid;
+            last_drift = cf.front_drift;
+            steps++;
+        }
+    }
+    /* a ring rocking over a ball: its closest part swings from one side to
+     * the other, into front pairs whose bounds were kept for many steps */
+    prox_mesh *S = prox_mesh_make_sphere(0.5, 4), *R = prox_mesh_make_torus(0.3, 0.04, 64, 16);
+    prox_bvh *bs = prox_bvh_build(S), *br = prox_bvh_build(R);
+    for (int path = 0; path < 2; path++) {
+        prox_cache cf = {0};
+        cf.front = store, cf.front_capacity = 2 * 16384;
+        double last_drift = 0;
+        for (int i = 0; i < 600; i++) {
+            double a = 0.15 * sin(0.1 * i) + 0.05 * path, h = 0.495 + 0.01 * path;
+            prox_xform xb = prox_xform_from_pose(prox_v3(0.01 * sin(0.05 * i), 0, h), prox_quat_axis_angle(prox_v3(1, 0.1 * path, 0), a));
+            prox_result r0, rf;
+            run_pair(prox_bvh_tree(bs), &xa, prox_bvh_tree(br), &xb, prox_query_default(PROX_QUERY_DISTANCE), &r0, NULL);
+            run_pair(prox_bvh_tree(bs), &xa, prox_bvh_tree(br), &xb, prox_query_default(PROX_QUERY_DISTANCE), &rf, &cf);
+            mismatches += rf.value != r0.value;
+            CHECK(rf.value == r0.value && rf.complete, "ring path %d step %d: front %.17g vs roots %.17g", path, i,
+                  rf.value, r0.value);
+            rebased += cf.front_drift < last_drift && cf.front_valid;
+            last_drift = cf.front_drift;
+            steps++;
+        }
+    }
+    /* a small ball rolling around the torus' outside: a front that stays
+     * small, a drift that passes the rebase point (half B's size) often */
+    prox_mesh *P = prox_mesh_make_sphere(0.05, 3);
+    prox_bvh *bp = prox_bvh_build(P);
+    for (int path = 0; path < 2; path++) {
+        prox_cache cf = {0};
+        cf.front = store, cf.front_capacity = 2 * 16384;
+        double last_drift = 0;
+        for (int i = 0; i < 600; i++) {
+            double t = 0.006 * i + path, r = 0.57 + 0.015 * sin(0.07 * i), z = 0.03 * sin(0.05 * i + path);
+            prox_xform xb = prox_xform_from_pose(prox_v3(r * cos(t), r * sin(t), z), prox_quat_axis_angle(prox_v3(0, 0, 1), 3 * t));
+            prox_result r0, rf;
+            run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bp), &xb, prox_query_default(PROX_QUERY_DISTANCE), &r0, NULL);
+            run_pair(prox_bvh_tree(ba), &xa, prox_bvh_tree(bp), &xb, prox_query_default(PROX_QUERY_DISTANCE), &rf, &cf);
+            mismatches += rf.value != r0.value;
+            CHECK(rf.value == r0.value && rf.complete, "ball path %d step %d: front %.17g vs roots %.17g", path, i,
+                  rf.value, r0.value);
+            rebased += cf.front_drift < last_drift && cf.front_valid;
+            last_drift = cf.front_drift;
+            steps++;
+        }
+    }
+    prox_bvh_free(bp);
+    prox_mesh_free(P);
+    prox_bvh_free(bs);
+    prox_bvh_free(br);
+    prox_mesh_free(S);
+    prox_mesh_free(R);
+    CHECK(rebased >= 8, "drift rebased %d times", rebased);
+    fprintf(stderr, "    %d steps, drift restarted or rebased %d times, %d mismatches\n", steps, rebased, mismatches);
+    prox_bvh_free(ba);
+    prox_bvh_free(bb);
+    prox_mesh_free(A);
+    prox_mesh_free(B);
 }
 
 static int replacement_calls;
@@ -835,8 +989,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_forest);
     RUN_TEST(test_budget_and_memory);
     RUN_TEST(test_triangle_below);
+    RUN_TEST(test_motion_bound);
     RUN_TEST(test_coherence);
     RUN_TEST(test_front_coherence);
+    RUN_TEST(test_front_drift);
     RUN_TEST(test_bank_replace);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_cli);
