@@ -53,10 +53,11 @@ static inline const float *vload(const prox_ist *t, uint32_t id, pv_lanes *leaf,
  * margin). A B node is expanded against several of A's (about 5 times on
  * average in a full query): a small direct-mapped cache on the stack spares
  * most of those transforms. */
-#define PV_CACHE 32
+#define PV_CACHE_BITS 6
+#define PV_CACHE (1 << PV_CACHE_BITS)
 typedef struct pv_frame {
     const prox_pairstate *p;
-    float r[9], t[3], grow;
+    float r[9], t[3], grow, margin;
     uint32_t cid[PV_CACHE];
     pv_lanes cb[PV_CACHE];
 } pv_frame;
@@ -68,21 +69,15 @@ static inline void pv_frame_init(pv_frame *fr, const prox_pairstate *p, double m
     memcpy(fr->r, f->r, sizeof fr->r);
     memcpy(fr->t, f->t, sizeof fr->t);
     fr->grow = f->margin + (float)m;
+    fr->margin = f->margin;
     for (int k = 0; k < PV_CACHE; k++)
         fr->cid[k] = IST_EMPTY;
 }
 
-/* B's node nb's children in A's frame (cached) */
-static inline const pv_lanes *pv_frame_b(pv_frame *fr, uint32_t nb, const uint32_t **ids, uint32_t *leaf_ids)
+/* B's node nb's children carried into A's frame, into cache slot k */
+static __attribute__((noinline)) const pv_lanes *pv_frame_fill(pv_frame *fr, uint32_t nb, unsigned k)
 {
-    unsigned k = (nb * 2654435761u) >> 27;
     pv_lanes *L = &fr->cb[k];
-    if (nb & IST_LEAF) {
-        *ids = leaf_ids, leaf_ids[0] = nb, leaf_ids[1] = leaf_ids[2] = leaf_ids[3] = IST_EMPTY;
-    } else
-        *ids = ((const prox_ist *)fr->p->b->impl)->vrec[nb].child;
-    if (fr->cid[k] == nb)
-        return L;
     pv_lanes raw;
     const uint32_t *unused;
     uint32_t unused_ids[4];
@@ -108,17 +103,30 @@ static inline const pv_lanes *pv_frame_b(pv_frame *fr, uint32_t nb, const uint32
     return L;
 }
 
+/* B's node nb's children in A's frame (cached) and their ids */
+static inline __attribute__((always_inline)) const pv_lanes *pv_frame_b(pv_frame *fr, uint32_t nb, const uint32_t **ids,
+                                                                        uint32_t *leaf_ids)
+{
+    unsigned k = (nb * 2654435761u) >> (32 - PV_CACHE_BITS);
+    if (nb & IST_LEAF)
+        *ids = leaf_ids, leaf_ids[0] = nb, leaf_ids[1] = leaf_ids[2] = leaf_ids[3] = IST_EMPTY;
+    else
+        *ids = ((const prox_ist *)fr->p->b->impl)->vrec[nb].child;
+    return fr->cid[k] == nb ? &fr->cb[k] : pv_frame_fill(fr, nb, k);
+}
+
 /* The 4x4 child pairs of (na, nb) whose spheres (B's grown by the frame's
  * margins) overlap: bit 4i+j for A's slot i, B's slot j. The child ids:
  * *ida, *idb (pointing into the records, or into leaf_a / leaf_b for a
- * leaf); *tests: the pairs looked at. */
-static inline unsigned vhits(pv_frame *fr, uint32_t na, uint32_t nb, const uint32_t **ida, const uint32_t **idb, uint32_t leaf_a[4],
-                             uint32_t leaf_b[4], uint32_t *tests)
+ * leaf); the lanes tested: *al (A's x[4], y[4], z[4], r[4], in the record or
+ * in *la), *bl (B's, carried, grown); *tests: the pairs looked at. */
+static inline __attribute__((always_inline)) unsigned vhits(pv_frame *fr, uint32_t na, uint32_t nb, const uint32_t **ida,
+                                                            const uint32_t **idb, uint32_t leaf_a[4], uint32_t leaf_b[4],
+                                                            pv_lanes *la, const float **al, const pv_lanes **bl, uint32_t *tests)
 {
     static const unsigned char bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    pv_lanes la;
-    const float *a = vload(fr->p->a->impl, na, &la, ida, leaf_a);
-    const pv_lanes *b = pv_frame_b(fr, nb, idb, leaf_b);
+    const float *a = *al = vload(fr->p->a->impl, na, la, ida, leaf_a);
+    const pv_lanes *b = *bl = pv_frame_b(fr, nb, idb, leaf_b);
 #if defined(__SSE2__)
     const __m128 zero = _mm_setzero_ps();
     const __m128 BX = _mm_loadu_ps(b->x), BY = _mm_loadu_ps(b->y), BZ = _mm_loadu_ps(b->z), BR = _mm_loadu_ps(b->r);
@@ -440,30 +448,58 @@ static inline int contained(const kid *a, const kid *b, double dist)
 static inline __attribute__((always_inline)) uint32_t penvol_children(prox_ctx *c, pv_frame *fr, uint32_t na, uint32_t nb, vol_acc *s,
                                                                       pv_stack *stack, double m, int record)
 {
+    /* rows[m]: the pair bits 4i+j of every slot i in the 4-bit mask m */
+    static const uint16_t rows[16] = {0x0000, 0x000f, 0x00f0, 0x00ff, 0x0f00, 0x0f0f, 0x0ff0, 0x0fff,
+                                      0xf000, 0xf00f, 0xf0f0, 0xf0ff, 0xff00, 0xff0f, 0xfff0, 0xffff};
     const prox_pairstate *p = fr->p;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     const uint32_t *ida, *idb;
     uint32_t leaf_a[4], leaf_b[4], tests;
-    unsigned hit = vhits(fr, na, nb, &ida, &idb, leaf_a, leaf_b, &tests), moved = 0;
-    kid ka[4], kb[4];
-    prox_vec3 cb[4]; /* B's leaves' secondary centres in A's frame, once each */
-    for (; hit; hit &= hit - 1) {
-        int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
-        if (ida[i] & idb[j] & IST_LEAF) {
-            /* two leaves: their exact lens (zero if apart) */
-            uint32_t la = ida[i] & ~IST_LEAF, lb = idb[j] & ~IST_LEAF;
-            if (!(moved >> (8 + j) & 1))
-                cb[j] = sec_centre(B, lb, &p->b_in_a), moved |= 1u << (8 + j);
-            leaf_lens(s, sec_centre(A, la, NULL), A->sec[la][3], cb[j], B->sec[lb][3], la, lb);
-            if (record)
-                prox_front_record(p, ida[i], idb[j], 0.0f);
-            continue;
+    pv_lanes la;
+    const float *al;
+    const pv_lanes *bl;
+    unsigned hit = vhits(fr, na, nb, &ida, &idb, leaf_a, leaf_b, &la, &al, &bl, &tests), moved = 0;
+    /* the hits by kind, each kind in its own loop (fewer mispredicted
+     * branches than one loop deciding per pair) */
+#if defined(__SSE2__) /* the ids' top bits (IST_LEAF) as a 4-bit mask */
+    unsigned ma = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_loadu_si128((const __m128i *)ida)));
+    unsigned mb = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_loadu_si128((const __m128i *)idb)));
+#else
+    unsigned ma = ida[0] >> 31 | (ida[1] >> 31) << 1 | (ida[2] >> 31) << 2 | (ida[3] >> 31) << 3;
+    unsigned mb = idb[0] >> 31 | (idb[1] >> 31) << 1 | (idb[2] >> 31) << 2 | (idb[3] >> 31) << 3;
+#endif
+    unsigned LA = rows[ma], LB = mb * 0x1111u;
+    unsigned ll = hit & LA & LB, ii = hit & ~(LA | LB), rest = hit & (LA ^ LB);
+    /* two inner nodes that may overlap: descend without the double test
+     * (a pair apart by less than the float margin only costs the tests of
+     * its children) */
+    if (stack)
+        for (; ii && stack->n < PV_STACK; ii &= ii - 1) {
+            int k = __builtin_ctz(ii);
+            stack->na[stack->n] = ida[k >> 2], stack->nb[stack->n] = idb[k & 3], stack->n++;
         }
-        if (stack && !((ida[i] | idb[j]) & IST_LEAF)) {
-            /* two inner nodes that may overlap: descend without the double
-             * test (one apart by less than the float margin only costs
-             * the tests of its children) */
-            if (stack->n < PV_STACK) {
+    rest |= ii;
+    /* two leaves: their exact lens (zero if apart) */
+    prox_vec3 cb[4]; /* B's leaves' secondary centres in A's frame, once each */
+    for (; ll; ll &= ll - 1) {
+        int k = __builtin_ctz(ll), i = k >> 2, j = k & 3;
+        uint32_t la = ida[i] & ~IST_LEAF, lb = idb[j] & ~IST_LEAF;
+        if (!(moved >> (8 + j) & 1))
+            cb[j] = sec_centre(B, lb, &p->b_in_a), moved |= 1u << (8 + j);
+        leaf_lens(s, sec_centre(A, la, NULL), A->sec[la][3], cb[j], B->sec[lb][3], la, lb);
+        if (record)
+            prox_front_record(p, ida[i], idb[j], 0.0f);
+    }
+    /* a leaf and an inner node (and inner pairs the stack had no room for) */
+    kid ka[4], kb[4];
+    for (; rest; rest &= rest - 1) {
+        int k = __builtin_ctz(rest), i = k >> 2, j = k & 3;
+        if (stack && stack->n < PV_STACK) {
+            /* descend as above unless the leaf may hold the node's sphere:
+             * the containment shortcut below decides that in double */
+            float dx = bl->x[j] - al[i], dy = bl->y[j] - al[4 + i], dz = bl->z[j] - al[8 + i];
+            float d = sqrtf(dx * dx + dy * dy + dz * dz), rb = bl->r[j] - fr->grow, ra = al[12 + i], slack = 2 * fr->margin;
+            if ((ida[i] & IST_LEAF) ? d + rb > ra + slack : d + ra > rb + slack) {
                 stack->na[stack->n] = ida[i], stack->nb[stack->n] = idb[j], stack->n++;
                 continue;
             }

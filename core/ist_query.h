@@ -72,7 +72,8 @@ typedef struct lanes {
 
 /* primary: the distance model (a leaf is its inner sphere, a child's
  * radius is dr); else the volume model: a leaf is its secondary sphere,
- * a child's sphere is the record's (cr, bounding both models) */
+ * a child's sphere is the record's (cr, bounding both models). Penetration
+ * volume uses its own tighter records (ist_vrec, in ist_penvol.c). */
 static inline void lanes_load_r(const prox_ist *t, uint32_t id, int primary, lanes *L)
 {
     if (id & IST_LEAF) {
@@ -98,7 +99,6 @@ static inline void lanes_load_r(const prox_ist *t, uint32_t id, int primary, lan
         L->valid |= (unsigned)(nd->child[j] != IST_EMPTY) << j;
 }
 
-static inline void lanes_load(const prox_ist *t, uint32_t id, lanes *L) { lanes_load_r(t, id, 0, L); }
 
 /* carry lanes into A's frame (floats), radii grown by the float margin */
 static inline void lanes_move(const ist_fx *f, lanes *L)
@@ -186,6 +186,5 @@ static inline void kid_get_r(const prox_ist *t, uint32_t id, int j, const prox_x
     }
 }
 
-static inline void kid_get(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k) { kid_get_r(t, id, j, X, 0, k); }
 
 #endif
