@@ -63,27 +63,14 @@ void prox_dpq_free(prox_dpq *q)
     q->capacity = 0;
 }
 
-int prox_dpq_push(prox_dpq *q, const prox_item *it)
+void prox_dpq_heap_insert(prox_dpq *q, const prox_item *it)
 {
-    if (q->stack_n + q->heap_n >= q->capacity)
-        return -1;
-    if (q->heap_n == 0 || it->key <= q->heap[0].key) {
-        if (q->stack_n == 0 || it->key < q->stack_min)
-            q->stack_min = it->key;
-        q->stack[q->stack_n++] = *it;
-    } else {
-        q->heap[q->heap_n] = *it;
-        heap_up(q->heap, q->heap_n++, &q->heap_ops);
-    }
-    return 0;
+    q->heap[q->heap_n] = *it;
+    heap_up(q->heap, q->heap_n++, &q->heap_ops);
 }
 
-int prox_dpq_pop(prox_dpq *q, prox_item *out)
+int prox_dpq_heap_pop(prox_dpq *q, prox_item *out)
 {
-    if (q->stack_n) {
-        *out = q->stack[--q->stack_n];
-        return 0;
-    }
     if (!q->heap_n)
         return -1;
     *out = q->heap[0];

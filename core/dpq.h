@@ -35,10 +35,32 @@ int prox_dpq_init(prox_dpq *q, uint32_t capacity); /* allocates; non-RT */
 void prox_dpq_free(prox_dpq *q);
 static inline void prox_dpq_clear(prox_dpq *q) { q->stack_n = q->heap_n = 0; }
 static inline uint32_t prox_dpq_size(const prox_dpq *q) { return q->stack_n + q->heap_n; }
-/* 0, or -1 when full */
-int prox_dpq_push(prox_dpq *q, const prox_item *it);
+/* the heap halves of push and pop (dpq.c) */
+void prox_dpq_heap_insert(prox_dpq *q, const prox_item *it);
+int prox_dpq_heap_pop(prox_dpq *q, prox_item *out);
+/* 0, or -1 when full. Inline: the stack half is a few instructions and a
+ * distance query pushes and pops about once per node test. */
+static inline int prox_dpq_push(prox_dpq *q, const prox_item *it)
+{
+    if (q->stack_n + q->heap_n >= q->capacity)
+        return -1;
+    if (q->heap_n == 0 || it->key <= q->heap[0].key) {
+        if (q->stack_n == 0 || it->key < q->stack_min)
+            q->stack_min = it->key;
+        q->stack[q->stack_n++] = *it;
+    } else
+        prox_dpq_heap_insert(q, it);
+    return 0;
+}
 /* 0, or -1 when empty */
-int prox_dpq_pop(prox_dpq *q, prox_item *out);
+static inline int prox_dpq_pop(prox_dpq *q, prox_item *out)
+{
+    if (q->stack_n) {
+        *out = q->stack[--q->stack_n];
+        return 0;
+    }
+    return prox_dpq_heap_pop(q, out);
+}
 /* The key the next pop returns at most... exactly: the next item's key. */
 double prox_dpq_peek_key(const prox_dpq *q);
 /* A lower bound on the smallest key held, O(1): exact for the heap part,

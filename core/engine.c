@@ -122,14 +122,16 @@ static int ctx_push_item(prox_ctx *c, const prox_item *it)
 {
     if (prox_dpq_push(&c->e->q, it) == 0) {
         c->r->queue_pushes++;
-        c->queued_est += it->est;
-        if (isinf(it->ub)) {
-            c->queued_ub_inf++;
-        } else {
-            c->queued_ub += it->ub;
-            c->pushed_ub += fabs((double)it->ub);
+        if (c->kind == PROX_QUERY_PENVOL) { /* the other kinds' items carry no volume */
+            c->queued_est += it->est;
+            if (isinf(it->ub)) {
+                c->queued_ub_inf++;
+            } else {
+                c->queued_ub += it->ub;
+                c->pushed_ub += fabs((double)it->ub);
+            }
+            c->sum_ops++;
         }
-        c->sum_ops++;
         return 0;
     }
     c->r->dropped++;
@@ -408,12 +410,14 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         if (prox_dpq_pop(&e->q, &it) != 0)
             break;
         out->queue_pops++;
-        c->queued_est -= it.est;
-        if (isinf(it.ub))
-            c->queued_ub_inf--;
-        else
-            c->queued_ub -= it.ub;
-        c->sum_ops++;
+        if (c->kind == PROX_QUERY_PENVOL) {
+            c->queued_est -= it.est;
+            if (isinf(it.ub))
+                c->queued_ub_inf--;
+            else
+                c->queued_ub -= it.ub;
+            c->sum_ops++;
+        }
         const prox_pairstate *ps = &e->ps[it.pair];
         /* prune: a pair that cannot beat the best is dropped for good */
         if ((c->kind == PROX_QUERY_DISTANCE && it.key >= c->best * rel) ||
