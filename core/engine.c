@@ -45,6 +45,7 @@ struct prox_ctx {
     uint64_t queued_ub_inf, sum_ops;
     prox_vec3 force, torque;
     double bound_offset;
+    double unsettled_min; /* DISTANCE: smallest key of a leaf pair a handler settled heuristically */
     int traversal_complete;
     prox_result *r;
 };
@@ -174,6 +175,12 @@ int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
 }
 
 double prox_ctx_best(const prox_ctx *c) { return c->best; }
+
+void prox_ctx_note_unsettled(prox_ctx *c, double key)
+{
+    if (key < c->unsettled_min)
+        c->unsettled_min = key;
+}
 
 void prox_ctx_set_bound_offset(prox_ctx *c, const prox_pairstate *p, double offset)
 {
@@ -340,6 +347,7 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     c->r = out;
     c->best = INFINITY;
     c->dropped_min_key = INFINITY;
+    c->unsettled_min = INFINITY;
     prox_dpq_clear(&e->q);
 
     /* set up pairs: pick handlers, swap where only (B, A) is registered */
@@ -452,6 +460,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
                 lo = left_min;
             if (c->dropped_min_key < lo)
                 lo = c->dropped_min_key;
+            if (c->unsettled_min < lo)
+                lo = c->unsettled_min;
             lo -= c->bound_offset;
             out->lower = lo < 0 ? 0 : lo;
             if (c->best <= 0)

@@ -100,6 +100,13 @@ struct prox_ist {
      * only need those; the record's cr also covers the secondary radii,
      * about 1.4x larger) */
     float (*dr)[4];
+    /* outer balls (ist_outer.c): per sphere a radius about its centre
+     * that reaches every surface point assigned to it, so the balls cover
+     * the surface; per node record, its children's outer radii about the
+     * record's child centres. The distance query bounds the surfaces with
+     * them. */
+    float *orad_leaf;
+    float (*orad)[4];
     /* per node: centroid of its leaves' secondary volume and the radius of
      * a ball of that volume (the expected-overlap model, see
      * expected_vol in ist_penvol.c) */
@@ -124,6 +131,10 @@ struct prox_ist {
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
 /* the wide tree from the binary one (build and load); 0, or -1 out of memory */
 int ist_tritree_widen(ist_tritree *g);
+/* outer balls: per sphere (every triangle against the tree: build time)
+ * and per node record (bottom up: load time). 0, or -1 out of memory. */
+int ist_outer_build(prox_ist *t);
+int ist_outer_lanes(prox_ist *t);
 void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer
  * than `bound` (INFINITY: anywhere). Returns the distance and sets *tri and

@@ -162,7 +162,7 @@ typedef struct prox_pairstate {
     void *scratch;
 } prox_pairstate;
 
-#define PROX_PAIR_SCRATCH 256
+#define PROX_PAIR_SCRATCH 512
 
 /* A handler serves one (type A, type B, query kind). All hooks except
  * `expand` are optional. Hooks run on the querying thread and must be
@@ -269,6 +269,10 @@ void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume
  * whose distance may exceed the true distance by up to `offset`: the
  * engine lowers its certified lower bound by the largest such offset. */
 void prox_ctx_set_bound_offset(prox_ctx *c, const prox_pairstate *p, double offset);
+/* DISTANCE: a leaf pair was settled by a local search, so the value found
+ * for it may exceed its least; `key`, a lower bound on its true value,
+ * keeps the engine's certified lower bound at or below it. */
+void prox_ctx_note_unsettled(prox_ctx *c, double key);
 /* This pair's best leaf so far: 0 and its distance (or -volume) and leaf
  * ids, or -1 if none. */
 int prox_ctx_pair_best(const prox_ctx *c, const prox_pairstate *p, double *value, uint32_t *la, uint32_t *lb);

@@ -191,15 +191,51 @@ static void test_files(void)
         CHECK(!memcmp(u->spheres, t->spheres, sizeof(ist_sphere) * t->sphere_count), "spheres equal");
         CHECK(!memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count), "nodes equal");
         CHECK(!memcmp(u->sec, t->sec, sizeof(float[4]) * t->sphere_count), "secondary spheres equal");
+        CHECK(!memcmp(u->orad_leaf, t->orad_leaf, sizeof(float) * t->sphere_count), "outer radii equal");
         prox_ist_free(u);
+    }
+    /* a version 3 file (no outer radii) derives them at load, the same */
+    {
+        size_t full;
+        unsigned char *b = check_read_file(path, &full);
+        CHECK(b != NULL && full > 4 * t->sphere_count + 12, "read back");
+        size_t v3 = full - 4 - sizeof(float) * t->sphere_count;
+        uint32_t three = 3;
+        memcpy(b + 8, &three, 4);
+        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v3 - 8));
+        memcpy(b + v3, &crc, 4);
+        char p3[] = "/tmp/hapticd-ist3-XXXXXX";
+        int fd3 = mkstemp(p3);
+        CHECK(fd3 >= 0 && write(fd3, b, v3 + 4) == (ssize_t)(v3 + 4), "write v3");
+        close(fd3);
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p3, &w, err, sizeof err) == 0 && w, "version 3 loads: %s", err);
+        if (w)
+            CHECK(!memcmp(w->orad_leaf, t->orad_leaf, sizeof(float) * t->sphere_count), "version 3: outer radii derived alike");
+        prox_ist_free(w);
+        unlink(p3);
+        /* an outer radius below its inner sphere's radius is refused */
+        memcpy(b + 8, &(uint32_t){4}, 4);
+        float small = t->spheres[0].r * 0.5f;
+        memcpy(b + full - 4 - sizeof(float) * t->sphere_count, &small, 4);
+        crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 4 - 8));
+        memcpy(b + full - 4, &crc, 4);
+        char p4[] = "/tmp/hapticd-ist4-XXXXXX";
+        int fd4 = mkstemp(p4);
+        CHECK(fd4 >= 0 && write(fd4, b, full) == (ssize_t)full, "write v4");
+        close(fd4);
+        w = NULL;
+        CHECK(prox_ist_load(p4, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "small outer radius: %s", err);
+        unlink(p4);
+        free(b);
     }
     /* a version 2 file (no secondary centres) loads with the model it was
      * built with: secondary spheres about the inner spheres' centres */
     {
         size_t full;
         unsigned char *b = check_read_file(path, &full);
-        CHECK(b != NULL && full > 12 * t->sphere_count + 12, "read back");
-        size_t v2 = full - 4 - sizeof(float[3]) * t->sphere_count;
+        CHECK(b != NULL && full > 16 * t->sphere_count + 12, "read back");
+        size_t v2 = full - 4 - (sizeof(float[3]) + sizeof(float)) * t->sphere_count;
         uint32_t two = 2;
         memcpy(b + 8, &two, 4);
         uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v2 - 8));
@@ -465,6 +501,68 @@ static void test_distance_vs_mesh(void)
     prox_mesh_free(mb);
 }
 
+/* The outer balls cover the surface: every point of every triangle lies in
+ * the outer ball of some sphere (checked at the corners, edge midpoints and
+ * random interior points of all triangles, against all spheres), no outer
+ * ball is smaller than its inner sphere, and every node record's outer
+ * lane encloses the outer balls below it. */
+static void test_outer_balls_cover(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 40, 20);
+    prox_ist *t = build(m, 600);
+    unsigned long long s = 5;
+    int uncovered = 0, smaller = 0, loose = 0;
+    for (uint32_t i = 0; i < t->sphere_count; i++)
+        smaller += t->orad_leaf[i] < t->spheres[i].r;
+    for (uint32_t f = 0; f < m->triangle_count; f++) {
+        prox_vec3 P[3] = {m->vertices[m->triangles[f][0]], m->vertices[m->triangles[f][1]], m->vertices[m->triangles[f][2]]};
+        for (int k = 0; k < 10; k++) {
+            double u, v;
+            if (k < 3)
+                u = k == 1, v = k == 2;
+            else if (k < 6)
+                u = k == 4 ? 0.5 : k == 3 ? 0.5 : 0, v = k == 5 ? 0.5 : k == 4 ? 0.5 : 0;
+            else {
+                u = check_rng_uniform(&s, 0, 1), v = check_rng_uniform(&s, 0, 1);
+                if (u + v > 1)
+                    u = 1 - u, v = 1 - v;
+            }
+            prox_vec3 q = prox_v3_add(P[0], prox_v3_add(prox_v3_scale(prox_v3_sub(P[1], P[0]), u), prox_v3_scale(prox_v3_sub(P[2], P[0]), v)));
+            int in = 0;
+            for (uint32_t i = 0; i < t->sphere_count && !in; i++)
+                in = prox_v3_dist(q, prox_v3(t->spheres[i].x, t->spheres[i].y, t->spheres[i].z)) <= t->orad_leaf[i];
+            uncovered += !in;
+        }
+    }
+    /* node lanes: children's outer balls about the record centres enclose
+     * the leaves' outer balls below */
+    for (uint32_t n = 0; n < t->node_count; n++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = t->nodes[n].child[j];
+            if (c == IST_EMPTY)
+                continue;
+            prox_vec3 cc = prox_v3(t->nodes[n].cx[j], t->nodes[n].cy[j], t->nodes[n].cz[j]);
+            uint32_t stack[64], k = 0;
+            stack[k++] = c;
+            while (k) {
+                uint32_t id = stack[--k];
+                if (id & IST_LEAF) {
+                    const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+                    loose += prox_v3_dist(cc, prox_v3(q->x, q->y, q->z)) + t->orad_leaf[id & ~IST_LEAF] > t->orad[n][j] * (1 + 1e-6);
+                    continue;
+                }
+                for (int i = 0; i < 4; i++)
+                    if (t->nodes[id].child[i] != IST_EMPTY && k < 64)
+                        stack[k++] = t->nodes[id].child[i];
+            }
+        }
+    CHECK(uncovered == 0, "%d surface points outside every outer ball", uncovered);
+    CHECK(smaller == 0, "%d outer balls smaller than their inner spheres", smaller);
+    CHECK(loose == 0, "%d leaves outside their ancestors' outer lanes", loose);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
 /* the triangle box tree behind the distance refinement: closest surface
  * point of random points near and far, against all triangles; a bound
  * below the distance finds nothing */
@@ -639,6 +737,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_files);
     RUN_TEST(test_penvol_vs_brute);
     RUN_TEST(test_penvol_vs_exact_boxes);
+    RUN_TEST(test_outer_balls_cover);
     RUN_TEST(test_closest_point_tree);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_force_continuity_and_combined);

@@ -1,0 +1,147 @@
+/* ist_outer.c - outer balls of an inner sphere tree: for every inner sphere
+ * a radius about its centre that encloses the piece of the mesh surface
+ * assigned to it, and for every node record its children's outer radii
+ * about their centres. Non-RT (build and load): allocates.
+ *
+ * Why: the distance query bounds the exact distance between the two
+ * surfaces, not between the inner spheres. Every point of the surface is
+ * assigned to one inner sphere (the one nearest to it, |p - c| - r), and
+ * the sphere's outer radius R >= r reaches every point assigned to it, so
+ * the balls (c, R) cover the whole surface. For two surface points p, q
+ * in the outer balls of i and j, |p - q| >= |c_i - c_j| - R_i - R_j: a
+ * certified lower bound on the distance of the surfaces, which a node
+ * inherits by enclosing its children's outer balls.
+ *
+ * Coverage is exact, not sampled: each triangle is cut into sub-triangles
+ * (a barycentric grid whose cells are at most half a voxel across), each
+ * sub-triangle goes whole to the sphere nearest its centroid, and by
+ * convexity the farthest point of a sub-triangle from any centre is one of
+ * its three corners, so R = the largest corner distance covers it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ist_internal.h"
+
+/* nearest inner sphere to p in the |p - c| - r sense, depth first over the
+ * node records, nearer children first, pruned by the primary bounding
+ * radii (a lower bound on |p - c| - r of every leaf below) */
+static void nearest_sphere(const prox_ist *t, uint32_t id, const double p[3], double *best, uint32_t *which)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        double dx = p[0] - q->x, dy = p[1] - q->y, dz = p[2] - q->z;
+        double d = sqrt(dx * dx + dy * dy + dz * dz) - q->r;
+        if (d < *best)
+            *best = d, *which = id & ~IST_LEAF;
+        return;
+    }
+    const ist_node *nd = &t->nodes[id];
+    double key[4];
+    int ord[4], n = 0;
+    for (int j = 0; j < 4; j++) {
+        if (nd->child[j] == IST_EMPTY)
+            continue;
+        double dx = p[0] - nd->cx[j], dy = p[1] - nd->cy[j], dz = p[2] - nd->cz[j];
+        double k = sqrt(dx * dx + dy * dy + dz * dz) - t->dr[id][j];
+        int m = n++;
+        while (m > 0 && key[m - 1] > k) /* insertion: nearest first */
+            key[m] = key[m - 1], ord[m] = ord[m - 1], m--;
+        key[m] = k, ord[m] = j;
+    }
+    for (int a = 0; a < n; a++)
+        if (key[a] < *best)
+            nearest_sphere(t, nd->child[ord[a]], p, best, which);
+}
+
+int ist_outer_build(prox_ist *t)
+{
+    free(t->orad_leaf);
+    t->orad_leaf = malloc(sizeof *t->orad_leaf * (t->sphere_count ? t->sphere_count : 1));
+    if (!t->orad_leaf)
+        return -1;
+    for (uint32_t i = 0; i < t->sphere_count; i++)
+        t->orad_leaf[i] = t->spheres[i].r;
+    if (t->sphere_count == 0)
+        return 0;
+    const double cell = 0.5 * t->voxel_size;
+    for (uint32_t f = 0; f < t->tri_count; f++) {
+        double P[3][3];
+        for (int v = 0; v < 3; v++)
+            for (int k = 0; k < 3; k++)
+                P[v][k] = prox_v3_get(t->verts[t->tris[f][v]], k);
+        double diam = 0;
+        for (int v = 0; v < 3; v++) {
+            const double *a = P[v], *b = P[(v + 1) % 3];
+            double e = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+            diam = e > diam ? e : diam;
+        }
+        int sub = cell > 0 ? (int)ceil(diam / cell) : 1;
+        sub = sub < 1 ? 1 : sub > 256 ? 256 : sub;
+        /* grid point (a, b): P0 + a/sub (P1 - P0) + b/sub (P2 - P0); cells
+         * "up" (a,b),(a+1,b),(a,b+1) and "down" (a+1,b),(a,b+1),(a+1,b+1) */
+        for (int a = 0; a < sub; a++)
+            for (int b = 0; a + b < sub; b++)
+                for (int down = 0; down < 2; down++) {
+                    if (down && a + b + 2 > sub)
+                        continue;
+                    const int g[2][3][2] = {{{a, b}, {a + 1, b}, {a, b + 1}}, {{a + 1, b}, {a, b + 1}, {a + 1, b + 1}}};
+                    double V[3][3], cen[3] = {0, 0, 0};
+                    for (int q = 0; q < 3; q++) {
+                        double u = (double)g[down][q][0] / sub, w = (double)g[down][q][1] / sub;
+                        for (int k = 0; k < 3; k++) {
+                            V[q][k] = P[0][k] + u * (P[1][k] - P[0][k]) + w * (P[2][k] - P[0][k]);
+                            cen[k] += V[q][k] / 3;
+                        }
+                    }
+                    double best = INFINITY;
+                    uint32_t s = 0;
+                    nearest_sphere(t, t->tree.root, cen, &best, &s);
+                    const ist_sphere *q = &t->spheres[s];
+                    for (int v = 0; v < 3; v++) {
+                        double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;
+                        float R = (float)(sqrt(dx * dx + dy * dy + dz * dz) * (1 + 1e-6));
+                        if (R > t->orad_leaf[s])
+                            t->orad_leaf[s] = R;
+                    }
+                }
+    }
+    return 0;
+}
+
+/* children's outer radii about their record centres, bottom up (children
+ * have larger indices than their parents, checked on load), rounded up */
+int ist_outer_lanes(prox_ist *t)
+{
+    free(t->orad);
+    t->orad = malloc(sizeof *t->orad * (t->node_count ? t->node_count : 1));
+    if (!t->orad)
+        return -1;
+    for (uint32_t i = t->node_count; i-- > 0;) {
+        const ist_node *nd = &t->nodes[i];
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = nd->child[j];
+            double r = 0;
+            if (c == IST_EMPTY)
+                r = 0;
+            else if (c & IST_LEAF) {
+                const ist_sphere *q = &t->spheres[c & ~IST_LEAF];
+                double dx = (double)q->x - nd->cx[j], dy = (double)q->y - nd->cy[j], dz = (double)q->z - nd->cz[j];
+                r = sqrt(dx * dx + dy * dy + dz * dz) + t->orad_leaf[c & ~IST_LEAF];
+            } else if (c <= i)
+                r = INFINITY; /* not bottom-up ordered (refused on load): no bound */
+            else
+                for (int k = 0; k < 4; k++) {
+                    if (t->nodes[c].child[k] == IST_EMPTY)
+                        continue;
+                    double dx = (double)t->nodes[c].cx[k] - nd->cx[j], dy = (double)t->nodes[c].cy[k] - nd->cy[j];
+                    double dz = (double)t->nodes[c].cz[k] - nd->cz[j];
+                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + t->orad[c][k];
+                    r = rk > r ? rk : r;
+                }
+            t->orad[i][j] = (float)(r * (1 + 1e-6));
+        }
+    }
+    return 0;
+}
