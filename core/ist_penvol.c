@@ -3,13 +3,15 @@
  * with force and torque. RT safe.
  *
  * Penetration volume uses the secondary spheres (4.2.1; prox_ist.sec): at
- * the centroids of the voxels they account for, their volumes add up to
- * the mesh volume. A leaf is its secondary sphere throughout. Expected overlap of a node pair
- * (its share of the running estimate): the lens of two balls holding the
- * nodes' leaf volumes at their centroids (see expected_vol); with a
- * deadline the second-level estimate Vol^(1) (see push_vol). Certified
- * upper bound of a node pair: min(volA * leavesB, volB * leavesA) (each
- * leaf lens is at most the smaller leaf). */
+ * the centroids of the volume they account for, their volumes add up to
+ * the mesh volume. A leaf is its secondary sphere throughout; node pairs
+ * are pruned with the per-node ist_vrec records (spheres bounding only the
+ * secondary spheres below). Expected overlap of a node pair (its share of
+ * the running estimate): the lens of two balls holding the nodes' leaf
+ * volumes at their centroids (see expected_vol); with a deadline the
+ * second-level estimate Vol^(1) (see push_vol). Certified upper bound of a
+ * node pair: min(volA * leavesB, volB * leavesA) (each leaf lens is at
+ * most the smaller leaf). */
 #include <stddef.h>
 
 #include "ist_query.h"
@@ -125,12 +127,22 @@ static inline __attribute__((always_inline)) unsigned vhits(pv_frame *fr, uint32
                                                             pv_lanes *la, const float **al, const pv_lanes **bl, uint32_t *tests)
 {
     static const unsigned char bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    const float *a = *al = vload(fr->p->a->impl, na, la, ida, leaf_a);
     const pv_lanes *b = *bl = pv_frame_b(fr, nb, idb, leaf_b);
 #if defined(__SSE2__)
     const __m128 zero = _mm_setzero_ps();
     const __m128 BX = _mm_loadu_ps(b->x), BY = _mm_loadu_ps(b->y), BZ = _mm_loadu_ps(b->z), BR = _mm_loadu_ps(b->r);
-    const __m128 AX = _mm_loadu_ps(a), AY = _mm_loadu_ps(a + 4), AZ = _mm_loadu_ps(a + 8), AR = _mm_loadu_ps(a + 12);
+    __m128 AX, AY, AZ, AR;
+    if (na & IST_LEAF) { /* A's leaf in every lane, radius only in lane 0 */
+        const __m128 q = _mm_loadu_ps(((const prox_ist *)fr->p->a->impl)->sec[na & ~IST_LEAF]);
+        AX = _mm_shuffle_ps(q, q, 0x00), AY = _mm_shuffle_ps(q, q, 0x55), AZ = _mm_shuffle_ps(q, q, 0xaa);
+        AR = _mm_move_ss(_mm_set1_ps(-1e30f), _mm_shuffle_ps(q, q, 0xff));
+        _mm_storeu_ps(la->x, AX), _mm_storeu_ps(la->y, AY), _mm_storeu_ps(la->z, AZ), _mm_storeu_ps(la->r, AR);
+        leaf_a[0] = na, leaf_a[1] = leaf_a[2] = leaf_a[3] = IST_EMPTY;
+        *ida = leaf_a, *al = la->x;
+    } else {
+        const float *a = *al = vload(fr->p->a->impl, na, la, ida, leaf_a);
+        AX = _mm_loadu_ps(a), AY = _mm_loadu_ps(a + 4), AZ = _mm_loadu_ps(a + 8), AR = _mm_loadu_ps(a + 12);
+    }
     unsigned va = (unsigned)_mm_movemask_ps(_mm_cmpge_ps(AR, zero)), vb = (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(BR, _mm_set1_ps(-1e29f)));
     *tests = (uint32_t)bits[va] * bits[vb];
     unsigned hit = 0;
@@ -153,6 +165,7 @@ static inline __attribute__((always_inline)) unsigned vhits(pv_frame *fr, uint32
 #undef PV_HITS
     return hit;
 #else
+    const float *a = *al = vload(fr->p->a->impl, na, la, ida, leaf_a);
     unsigned hit = 0, va = 0, vb = 0;
     for (int j = 0; j < 4; j++)
         va |= (unsigned)(a[12 + j] >= 0) << j, vb |= (unsigned)(b->r[j] > -1e29f) << j;
@@ -555,10 +568,16 @@ static double pair_kid(const prox_pairstate *p, uint32_t na, uint32_t nb, kid *a
 
 static inline uint32_t id_leaves(const prox_ist *t, uint32_t id) { return (id & IST_LEAF) ? 1 : t->nleaves[id]; }
 
+/* A clock read costs ~27 ns on this machine (TSC, vDSO); a depth-first
+ * expansion ~50-100 ns (knot1 heavy: 48 ns on average), so reading every 4
+ * took a tenth of a budgeted query; every 8 keeps the deadline within
+ * about half a microsecond of work (a power of two). */
+#define PV_CLOCK_EVERY 8u
+
 /* Depth first below (na, nb) (not both leaves), pairs within m; with a
- * deadline the clock is read every 4 expansions and what is left at the
- * deadline goes back to the queue, where it counts in the estimate and the
- * bounds. */
+ * deadline the clock is read every PV_CLOCK_EVERY expansions and what is
+ * left at the deadline goes back to the queue, where it counts in the
+ * estimate and the bounds. */
 static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, vol_acc *s, double m, int record)
 {
     const uint64_t deadline = p->query->deadline_ns;
@@ -571,7 +590,7 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
         tests += penvol_children(c, &fr, na, nb, s, &st, m, record);
         if (!st.n)
             break;
-        if (deadline && (expansions & 3) == 3 && past_deadline(p)) {
+        if (deadline && (expansions & (PV_CLOCK_EVERY - 1)) == PV_CLOCK_EVERY - 1 && past_deadline(p)) {
             for (uint32_t k = 0; k < st.n; k++) {
                 kid a, b;
                 push_vol(c, p, &a, &b, pair_kid(p, st.na[k], st.nb[k], &a, &b));
@@ -591,7 +610,7 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
 /* With a deadline, a popped pair with at most this many leaf pairs below
  * (leaves of A times leaves of B) is finished depth first: exact, at a
  * fraction of the cost per expansion of the queue (no expected overlap to
- * compute per pushed pair), reading the clock every 4 expansions; what is
+ * compute per pushed pair), reading the clock every 8 expansions; what is
  * left at the deadline goes back to the queue. Larger pairs are expanded
  * one level, their children queued by Algorithm 3's priority. Median error
  * over the five meshes' heavy and light sets at 25, 50, 100 and 200 us
