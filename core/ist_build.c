@@ -140,18 +140,8 @@ static void derive_dr(prox_ist *t)
                 r = t->spheres[c & ~IST_LEAF].r;
             else if (c <= i)
                 r = nd->cr[j]; /* not bottom-up ordered: keep the record's */
-            else {
-                r = 0;
-                for (int k = 0; k < 4; k++) {
-                    if (t->nodes[c].child[k] == IST_EMPTY)
-                        continue;
-                    double dx = (double)t->nodes[c].cx[k] - nd->cx[j], dy = (double)t->nodes[c].cy[k] - nd->cy[j];
-                    double dz = (double)t->nodes[c].cz[k] - nd->cz[j];
-                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + t->dr[c][k];
-                    r = rk > r ? rk : r;
-                }
-                r *= 1 + 1e-6;
-            }
+            else
+                r = ist_enclose_children(t, i, j, (const float (*)[4])t->dr) * (1 + 1e-6);
             t->dr[i][j] = r < nd->cr[j] ? (float)r : nd->cr[j];
         }
     }

@@ -132,14 +132,7 @@ int ist_outer_lanes(prox_ist *t)
             } else if (c <= i)
                 r = INFINITY; /* not bottom-up ordered (refused on load): no bound */
             else
-                for (int k = 0; k < 4; k++) {
-                    if (t->nodes[c].child[k] == IST_EMPTY)
-                        continue;
-                    double dx = (double)t->nodes[c].cx[k] - nd->cx[j], dy = (double)t->nodes[c].cy[k] - nd->cy[j];
-                    double dz = (double)t->nodes[c].cz[k] - nd->cz[j];
-                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + t->orad[c][k];
-                    r = rk > r ? rk : r;
-                }
+                r = ist_enclose_children(t, i, j, (const float (*)[4])t->orad);
             t->orad[i][j] = (float)(r * (1 + 1e-6));
         }
     }

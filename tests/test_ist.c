@@ -175,6 +175,27 @@ static void test_refuses_open_mesh(void)
 static prox_result run(const prox_tree *a, const prox_tree *b, prox_xform xb, prox_query q, prox_cache *cache);
 static double brute_penvol_at(const prox_ist *A, const prox_ist *B, const prox_xform *xb, int concentric);
 
+/* Write the first `keep` bytes of .ist file src as a file of an older
+ * version (header patched, checksum redone) to a new temporary path in
+ * tmpl (mkstemp's template). 0, or -1. */
+static int write_as_version(const char *src, uint32_t version, size_t keep, char *tmpl)
+{
+    size_t full;
+    unsigned char *b = check_read_file(src, &full);
+    if (!b || keep + 4 > full) {
+        free(b);
+        return -1;
+    }
+    memcpy(b + 8, &version, 4);
+    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(keep - 8));
+    memcpy(b + keep, &crc, 4);
+    int fd = mkstemp(tmpl), ok = fd >= 0 && write(fd, b, keep + 4) == (ssize_t)(keep + 4);
+    if (fd >= 0)
+        close(fd);
+    free(b);
+    return ok ? 0 : -1;
+}
+
 static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
@@ -199,15 +220,8 @@ static void test_files(void)
         size_t full;
         unsigned char *b = check_read_file(path, &full);
         CHECK(b != NULL && full > 4 * t->sphere_count + 12, "read back");
-        size_t v3 = full - 4 - sizeof(float) * t->sphere_count;
-        uint32_t three = 3;
-        memcpy(b + 8, &three, 4);
-        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v3 - 8));
-        memcpy(b + v3, &crc, 4);
         char p3[] = "/tmp/hapticd-ist3-XXXXXX";
-        int fd3 = mkstemp(p3);
-        CHECK(fd3 >= 0 && write(fd3, b, v3 + 4) == (ssize_t)(v3 + 4), "write v3");
-        close(fd3);
+        CHECK(write_as_version(path, 3, full - 4 - sizeof(float) * t->sphere_count, p3) == 0, "write v3");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p3, &w, err, sizeof err) == 0 && w, "version 3 loads: %s", err);
         if (w)
@@ -215,10 +229,9 @@ static void test_files(void)
         prox_ist_free(w);
         unlink(p3);
         /* an outer radius below its inner sphere's radius is refused */
-        memcpy(b + 8, &(uint32_t){4}, 4);
         float small = t->spheres[0].r * 0.5f;
         memcpy(b + full - 4 - sizeof(float) * t->sphere_count, &small, 4);
-        crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 4 - 8));
+        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 4 - 8));
         memcpy(b + full - 4, &crc, 4);
         char p4[] = "/tmp/hapticd-ist4-XXXXXX";
         int fd4 = mkstemp(p4);
@@ -235,16 +248,9 @@ static void test_files(void)
         size_t full;
         unsigned char *b = check_read_file(path, &full);
         CHECK(b != NULL && full > 16 * t->sphere_count + 12, "read back");
-        size_t v2 = full - 4 - (sizeof(float[3]) + sizeof(float)) * t->sphere_count;
-        uint32_t two = 2;
-        memcpy(b + 8, &two, 4);
-        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v2 - 8));
-        memcpy(b + v2, &crc, 4);
-        char p2[] = "/tmp/hapticd-ist2-XXXXXX";
-        int fd2 = mkstemp(p2);
-        CHECK(fd2 >= 0 && write(fd2, b, v2 + 4) == (ssize_t)(v2 + 4), "write v2");
-        close(fd2);
         free(b);
+        char p2[] = "/tmp/hapticd-ist2-XXXXXX";
+        CHECK(write_as_version(path, 2, full - 4 - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p2, &w, err, sizeof err) == 0 && w, "version 2 loads: %s", err);
         if (w) {
@@ -264,20 +270,10 @@ static void test_files(void)
     }
     /* a version 1 file (no derived block) still loads and answers the same */
     {
-        size_t full;
-        unsigned char *b = check_read_file(path, &full);
-        CHECK(b != NULL, "read back");
         size_t v1 = 8 + 8 * 4 + 16 + 9 * 8 + 4 + sizeof(ist_node) * t->node_count + sizeof(ist_sphere) * t->sphere_count +
                     sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
-        uint32_t one = 1;
-        memcpy(b + 8, &one, 4);
-        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(v1 - 8));
-        memcpy(b + v1, &crc, 4);
         char p1[] = "/tmp/hapticd-ist1-XXXXXX";
-        int fd1 = mkstemp(p1);
-        CHECK(fd1 >= 0 && write(fd1, b, v1 + 4) == (ssize_t)(v1 + 4), "write v1");
-        close(fd1);
-        free(b);
+        CHECK(write_as_version(path, 1, v1, p1) == 0, "write v1");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p1, &w, err, sizeof err) == 0 && w, "version 1 loads: %s", err);
         if (w) {
