@@ -90,6 +90,9 @@ static inline float key_down(double x)
 typedef struct dist_scratch {
     double drift;
     int fronts;
+    /* the rotations of b_in_a and a_in_b as float columns (x, y, z, 0),
+     * for carrying a fixed node's axes into the lanes' frame (quad_fix) */
+    float rot[2][3][4];
 } dist_scratch;
 _Static_assert(sizeof(dist_scratch) <= PROX_PAIR_SCRATCH, "fits the pair scratch");
 
@@ -218,20 +221,39 @@ static inline void expand_common(prox_ctx *c, const prox_pairstate *p, uint32_t 
 #define QUAD_MARGIN 1e-5f
 
 typedef struct quad_fixed {
-    double c[3];      /* centre, in the lanes' mesh frame */
-    float u[3], v[3]; /* rectangle axes 0 and 1, same frame */
+    double c[3]; /* centre, in the lanes' mesh frame */
+#if defined(__SSE2__)
+    __m128 fu[3], fv[3]; /* rectangle axes 0 and 1, same frame, each coordinate in all lanes */
+#else
+    float u[3], v[3];
+#endif
     float e0, e1, e2, rad;
 } quad_fixed;
 
-static inline void quad_fix(const bvh_node *f, const prox_xform *X, quad_fixed *q)
+/* Node f carried by X (rot: X's rotation as float columns): the centre in
+ * double (offsets from it decide near far-from-origin contacts), the axes
+ * in float (their rounding, a few 1e-7 of each half length, is far inside
+ * QUAD_MARGIN) */
+static inline void quad_fix(const bvh_node *f, const float rect[2], const prox_xform *X, const float rot[3][4], quad_fixed *q)
 {
     const double(*M)[3] = X->R.m;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
         q->c[i] = M[i][0] * f->c[0] + M[i][1] * f->c[1] + M[i][2] * f->c[2] + prox_v3_get(X->t, i);
-        q->u[i] = (float)(M[i][0] * f->R[0][0] + M[i][1] * f->R[1][0] + M[i][2] * f->R[2][0]);
-        q->v[i] = (float)(M[i][0] * f->R[0][1] + M[i][1] * f->R[1][1] + M[i][2] * f->R[2][1]);
+#if defined(__SSE2__)
+    __m128 m0 = _mm_loadu_ps(rot[0]), m1 = _mm_loadu_ps(rot[1]), m2 = _mm_loadu_ps(rot[2]);
+    __m128 u = _mm_add_ps(_mm_add_ps(_mm_mul_ps(m0, _mm_set1_ps(f->R[0][0])), _mm_mul_ps(m1, _mm_set1_ps(f->R[1][0]))),
+                          _mm_mul_ps(m2, _mm_set1_ps(f->R[2][0])));
+    __m128 v = _mm_add_ps(_mm_add_ps(_mm_mul_ps(m0, _mm_set1_ps(f->R[0][1])), _mm_mul_ps(m1, _mm_set1_ps(f->R[1][1]))),
+                          _mm_mul_ps(m2, _mm_set1_ps(f->R[2][1])));
+    q->fu[0] = _mm_shuffle_ps(u, u, 0x00), q->fu[1] = _mm_shuffle_ps(u, u, 0x55), q->fu[2] = _mm_shuffle_ps(u, u, 0xaa);
+    q->fv[0] = _mm_shuffle_ps(v, v, 0x00), q->fv[1] = _mm_shuffle_ps(v, v, 0x55), q->fv[2] = _mm_shuffle_ps(v, v, 0xaa);
+#else
+    for (int i = 0; i < 3; i++) {
+        q->u[i] = rot[0][i] * f->R[0][0] + rot[1][i] * f->R[1][0] + rot[2][i] * f->R[2][0];
+        q->v[i] = rot[0][i] * f->R[0][1] + rot[1][i] * f->R[1][1] + rot[2][i] * f->R[2][1];
     }
-    q->e0 = f->e[0], q->e1 = f->e[1], q->e2 = f->e[2], q->rad = f->radius;
+#endif
+    q->e0 = rect[0], q->e1 = rect[1], q->e2 = f->e[2], q->rad = f->radius;
 }
 
 #if defined(__SSE2__)
@@ -259,6 +281,15 @@ static inline void q_load4(const float *r[4], __m128 v[16])
         v[4 * j + 2] = _mm_loadu_ps(r[2] + 4 * j), v[4 * j + 3] = _mm_loadu_ps(r[3] + 4 * j);
         _MM_TRANSPOSE4_PS(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
     }
+}
+
+/* the RSS rectangles' half lengths of four nodes, transposed */
+static inline void q_rect4(float (*rect)[2], const uint32_t id[4], __m128 *r0, __m128 *r1)
+{
+    __m128 lo = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)rect[id[0]]), (const __m64 *)rect[id[1]]);
+    __m128 hi = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)rect[id[2]]), (const __m64 *)rect[id[3]]);
+    *r0 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    *r1 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
 /* Keys of four lane nodes L (transposed records) against four other nodes
@@ -300,18 +331,21 @@ static inline __m128 q_keys(const __m128 L[16], const __m128 d[3], const __m128 
 #endif
 
 /* keys of lanes nodes[id[k]] (k < n, n in 1..4) against F */
-static void quad_bounds(const bvh_node *nodes, const uint32_t id[4], int n, const quad_fixed *F, float key[4])
+static void quad_bounds(const bvh_node *nodes, float (*rect)[2], const uint32_t id[4], int n, const quad_fixed *F,
+                        float key[4])
 {
 #if defined(__SSE2__)
     const float *r[4];
-    for (int k = 0; k < 4; k++)
-        r[k] = (const float *)&nodes[id[k < n ? k : n - 1]];
+    uint32_t ids[4];
+    for (int k = 0; k < 4; k++) {
+        ids[k] = id[k < n ? k : n - 1];
+        r[k] = (const float *)&nodes[ids[k]];
+    }
     __m128 L[16];
     q_load4(r, L);
+    q_rect4(rect, ids, &L[12], &L[13]); /* the lanes' rectangles, not their boxes' faces */
     __m128 d[3] = {q_offset(F->c[0], L[9]), q_offset(F->c[1], L[10]), q_offset(F->c[2], L[11])};
-    __m128 fu[3] = {_mm_set1_ps(F->u[0]), _mm_set1_ps(F->u[1]), _mm_set1_ps(F->u[2])};
-    __m128 fv[3] = {_mm_set1_ps(F->v[0]), _mm_set1_ps(F->v[1]), _mm_set1_ps(F->v[2])};
-    _mm_storeu_ps(key, q_keys(L, d, fu, fv, _mm_set1_ps(F->e0), _mm_set1_ps(F->e1), _mm_set1_ps(F->e2), _mm_set1_ps(F->rad)));
+    _mm_storeu_ps(key, q_keys(L, d, F->fu, F->fv, _mm_set1_ps(F->e0), _mm_set1_ps(F->e1), _mm_set1_ps(F->e2), _mm_set1_ps(F->rad)));
 #else
     for (int k = 0; k < n; k++) {
         const bvh_node *L = &nodes[id[k]];
@@ -323,7 +357,7 @@ static void quad_bounds(const bvh_node *nodes, const uint32_t id[4], int n, cons
             u[j] = L->R[0][j] * F->u[0] + L->R[1][j] * F->u[1] + L->R[2][j] * F->u[2];
             v[j] = L->R[0][j] * F->v[0] + L->R[1][j] * F->v[1] + L->R[2][j] * F->v[2];
         }
-        float a0 = L->e[0], a1 = L->e[1], b0 = F->e0, b1 = F->e1;
+        float a0 = rect[id[k]][0], a1 = rect[id[k]][1], b0 = F->e0, b1 = F->e1;
         float p0 = fminf(fmaxf(T[0], -a0), a0), p1 = fminf(fmaxf(T[1], -a1), a1);
         float dd0 = p0 - T[0], dd1 = p1 - T[1], dd2 = -T[2];
         float s = fminf(fmaxf(dd0 * u[0] + dd1 * u[1] + dd2 * u[2], -b0), b0);
@@ -366,43 +400,46 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
             up[n] = k, id[n++] = ck + 1;
         }
     }
+    const dist_scratch *s = p->scratch;
     quad_fixed F;
-    quad_fix(split_a ? b : a, split_a ? &p->b_in_a : &p->a_in_b, &F);
+    quad_fix(split_a ? b : a, split_a ? B->rect[nb] : A->rect[na], split_a ? &p->b_in_a : &p->a_in_b, s->rot[split_a ? 0 : 1], &F);
     float key[4];
-    quad_bounds(L->nodes, id, n, &F, key);
+    quad_bounds(L->nodes, L->rect, id, n, &F, key);
     prox_ctx_count(c, (uint32_t)n, 0);
-    /* two siblings pruned together go to the front as their parent's pair
-     * (one entry instead of two: the next query's front stays as coarse as
-     * a one-level descent would have left it) */
+    /* lanes that cannot beat the best end here (into the front, when one
+     * is recorded: two siblings pruned together as their parent's pair, one
+     * entry instead of two, so that the next query's front stays as coarse
+     * as a one-level descent would have left it); the others are pushed,
+     * the worst first so that the best pops first from the stack */
     double best = prox_ctx_best(c);
+    uint32_t pid[4];
+    float pkey[4];
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (i + 1 < n && up[i] != UINT32_MAX && up[i] == up[i + 1] && key[i] >= best && key[i + 1] >= best) {
-            float k = key[i] < key[i + 1] ? key[i] : key[i + 1]; /* bounds both halves */
-            if (split_a)
-                front_put(p, up[i], nb, k);
-            else
-                front_put(p, na, up[i], k);
-            i++;
+        if (!(key[i] < best)) {
+            if (!s->fronts)
+                continue;
+            uint32_t ra = split_a ? id[i] : na, rb = split_a ? nb : id[i];
+            float k = key[i];
+            if (i + 1 < n && up[i] != UINT32_MAX && up[i] == up[i + 1] && !(key[i + 1] < best)) {
+                k = key[i] < key[i + 1] ? key[i] : key[i + 1]; /* bounds both halves */
+                ra = split_a ? up[i] : na, rb = split_a ? nb : up[i];
+                i++;
+            }
+            front_put(p, ra, rb, k);
             continue;
         }
-        key[m] = key[i], id[m++] = id[i];
+        int j = m++;
+        for (; j > 0 && key[i] > pkey[j - 1]; j--)
+            pkey[j] = pkey[j - 1], pid[j] = pid[j - 1];
+        pkey[j] = key[i], pid[j] = id[i];
     }
-    n = m;
-    /* push the worst first so that the best pops first from the stack */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && key[j] > key[j - 1]; j--) {
-            float tk = key[j];
-            key[j] = key[j - 1], key[j - 1] = tk;
-            uint32_t ti = id[j];
-            id[j] = id[j - 1], id[j - 1] = ti;
-        }
-    for (int i = 0; i < n; i++) {
-        double k = key[i] > 0 ? (double)key[i] : 0.0;
+    for (int i = 0; i < m; i++) {
+        double k = pkey[i] > 0 ? (double)pkey[i] : 0.0;
         if (split_a)
-            prox_ctx_push(c, p, id[i], nb, k);
+            prox_ctx_push(c, p, pid[i], nb, k);
         else
-            prox_ctx_push(c, p, na, id[i], k);
+            prox_ctx_push(c, p, na, pid[i], k);
     }
 }
 static void expand_tolerance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
@@ -502,15 +539,18 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p, int flip)
 
 /* Keys of up to four front pairs (A node, B node; B placed by X), the
  * same bound and margin as quad_bounds with each lane's own B node. */
-static void front_bounds(const bvh_node *an, const bvh_node *bn, const prox_front_entry *e, int n, const prox_xform *X,
+static void front_bounds(const prox_bvh *A, const prox_bvh *B, const prox_front_entry *e, int n, const prox_xform *X,
                          float key[4])
 {
+    const bvh_node *an = A->nodes, *bn = B->nodes;
 #if defined(__SSE2__)
     const float *ra[4], *rb[4];
+    uint32_t ia[4], ib[4];
     float d[3][4], M[3][3];
     const double(*R)[3] = X->R.m;
     for (int k = 0; k < 4; k++) {
-        const bvh_node *a = &an[e[k < n ? k : n - 1].na], *b = &bn[e[k < n ? k : n - 1].nb];
+        ia[k] = e[k < n ? k : n - 1].na, ib[k] = e[k < n ? k : n - 1].nb;
+        const bvh_node *a = &an[ia[k]], *b = &bn[ib[k]];
         ra[k] = (const float *)a, rb[k] = (const float *)b;
         for (int i = 0; i < 3; i++) /* centre offset in double, rounded once */
             d[i][k] = (float)(R[i][0] * b->c[0] + R[i][1] * b->c[1] + R[i][2] * b->c[2] + prox_v3_get(X->t, i) - a->c[i]);
@@ -521,6 +561,8 @@ static void front_bounds(const bvh_node *an, const bvh_node *bn, const prox_fron
     __m128 L[16], Bv[16];
     q_load4(ra, L);
     q_load4(rb, Bv);
+    q_rect4(A->rect, ia, &L[12], &L[13]);
+    q_rect4(B->rect, ib, &Bv[12], &Bv[13]);
     __m128 dv[3] = {_mm_loadu_ps(d[0]), _mm_loadu_ps(d[1]), _mm_loadu_ps(d[2])};
     __m128 fu[3], fv[3];
     for (int i = 0; i < 3; i++) {
@@ -637,7 +679,7 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_ent
         if (m == 0)
             break;
         float key[4];
-        front_bounds(A->nodes, B->nodes, batch, m, &p->b_in_a, key);
+        front_bounds(A, B, batch, m, &p->b_in_a, key);
         prox_ctx_count(c, (uint32_t)m, 0);
         for (int j = 0; j < m; j++) {
             double g = key[j];
@@ -667,6 +709,11 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
     uint32_t n_front = 0;
     prox_front_entry *front = NULL;
     dist_scratch *s = p->scratch;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) {
+            s->rot[0][k][i] = (float)p->b_in_a.R.m[i][k];
+            s->rot[1][k][i] = (float)p->a_in_b.R.m[i][k];
+        }
     if (p->query->kind == PROX_QUERY_DISTANCE && prox_front_on(p)) {
         front = prox_front_begin(p, &n_front);
         s->fronts = 1;

@@ -44,6 +44,11 @@ struct prox_bvh {
     prox_tree tree;
     bvh_node *nodes;     /* node_count */
     uint32_t *child;     /* node_count: first child, or BVH_LEAF_BIT | triangle */
+    /* node_count: a tighter rectangle for the same swept sphere (radius
+     * e[2]): half lengths rect[i][k] <= e[k], shrunk as far as the sweep
+     * still covers every vertex (the box's corners hold no vertex, mostly);
+     * what the distance handler's RSS bound uses (bvh.c, fit_box) */
+    float (*rect)[2];
     uint32_t node_count;
     prox_vec3 (*tri)[3]; /* triangle vertices, source triangle order, double */
     uint32_t tri_count;

@@ -221,24 +221,35 @@ static void test_bv_bounds(void)
 
 /* Every node's float box contains all the triangles below it, and the
  * children of a node are adjacent (first child, first child + 1). */
-static void check_tree_boxes(const prox_bvh *b, uint32_t node, uint32_t *tris, uint32_t *count, int *bad)
+/* every vertex inside its nodes' boxes (bad) and inside their rectangles
+ * swept by e[2] (rss_bad); shrunk: nodes whose rectangle is smaller than
+ * the box's faces */
+static void check_tree_boxes(const prox_bvh *b, uint32_t node, uint32_t *tris, uint32_t *count, int *bad, int *rss_bad,
+                             int *shrunk)
 {
     uint32_t ch = b->child[node];
     uint32_t first = *count;
     if (bvh_is_leaf(ch))
         tris[(*count)++] = bvh_leaf_triangle(ch);
     else {
-        check_tree_boxes(b, ch, tris, count, bad);
-        check_tree_boxes(b, ch + 1, tris, count, bad);
+        check_tree_boxes(b, ch, tris, count, bad, rss_bad, shrunk);
+        check_tree_boxes(b, ch + 1, tris, count, bad, rss_bad, shrunk);
     }
     const bvh_node *n = &b->nodes[node];
+    const float *r = b->rect[node];
+    *shrunk += r[0] < n->e[0] || r[1] < n->e[1];
     for (uint32_t k = first; k < *count; k++)
         for (int v = 0; v < 3; v++) {
             prox_vec3 p = b->tri[tris[k]][v];
-            double d[3] = {p.x - n->c[0], p.y - n->c[1], p.z - n->c[2]};
-            for (int i = 0; i < 3; i++)
-                if (fabs(n->R[0][i] * d[0] + n->R[1][i] * d[1] + n->R[2][i] * d[2]) > (double)n->e[i])
+            double d[3] = {p.x - n->c[0], p.y - n->c[1], p.z - n->c[2]}, q[3];
+            for (int i = 0; i < 3; i++) {
+                q[i] = n->R[0][i] * d[0] + n->R[1][i] * d[1] + n->R[2][i] * d[2];
+                if (fabs(q[i]) > (double)n->e[i])
                     (*bad)++;
+            }
+            double ex = fmax(fabs(q[0]) - r[0], 0), ey = fmax(fabs(q[1]) - r[1], 0);
+            if (ex * ex + ey * ey + q[2] * q[2] > (double)n->e[2] * n->e[2] || r[0] > n->e[0] || r[1] > n->e[1])
+                (*rss_bad)++;
         }
 }
 
@@ -250,9 +261,12 @@ static void test_build_invariants(void)
         prox_bvh *b = prox_bvh_build(M[m]);
         CHECK(b && prox_bvh_node_count(b) == 2 * M[m]->triangle_count - 1, "2n-1 nodes");
         uint32_t *tris = malloc(sizeof *tris * M[m]->triangle_count), count = 0;
-        int bad = 0;
-        check_tree_boxes(b, 0, tris, &count, &bad);
+        int bad = 0, rss_bad = 0, shrunk = 0;
+        check_tree_boxes(b, 0, tris, &count, &bad, &rss_bad, &shrunk);
         CHECK(bad == 0 && count == M[m]->triangle_count, "mesh %d: %d vertices outside their node boxes", m, bad);
+        CHECK(rss_bad == 0, "mesh %d: %d vertices outside their nodes' swept rectangles", m, rss_bad);
+        CHECK(m == 1 || shrunk > (int)M[m]->triangle_count / 4, "mesh %d: %d of %u nodes with a shrunk rectangle", m, shrunk,
+              prox_bvh_node_count(b));
         CHECK(prox_bvh_memory_bytes(b) > 64u * prox_bvh_node_count(b), "memory accounted");
         free(tris);
         prox_bvh_free(b);
