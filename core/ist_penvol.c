@@ -615,8 +615,8 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
  * one level, their children queued by Algorithm 3's priority. Median error
  * over the five meshes' heavy and light sets at 25, 50, 100 and 200 us
  * (two runs each): 4096, 16384 and 65536 were alike and better than 1024
- * at every budget but 25 us (alike); at 1024 a query pushed ~950 pairs
- * (knot1 heavy), a third of its time. */
+ * or alike at 50-200 us (at 25 us within about a point either way); at
+ * 1024 a query pushed ~950 pairs (knot1 heavy), a third of its time. */
 #define PV_DFS_LEAVES 16384u
 
 static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
