@@ -548,12 +548,22 @@ static void front_bounds(const prox_bvh *A, const prox_bvh *B, const prox_front_
     uint32_t ia[4], ib[4];
     float d[3][4], M[3][3];
     const double(*R)[3] = X->R.m;
+    /* centre offsets in double (x, y as a pair, z alone), rounded once */
+    const __m128d c0 = _mm_set_pd(R[1][0], R[0][0]), c1 = _mm_set_pd(R[1][1], R[0][1]), c2 = _mm_set_pd(R[1][2], R[0][2]);
+    const __m128d txy = _mm_set_pd(X->t.y, X->t.x);
+    const double r20 = R[2][0], r21 = R[2][1], r22 = R[2][2], tz = X->t.z;
     for (int k = 0; k < 4; k++) {
         ia[k] = e[k < n ? k : n - 1].na, ib[k] = e[k < n ? k : n - 1].nb;
         const bvh_node *a = &an[ia[k]], *b = &bn[ib[k]];
         ra[k] = (const float *)a, rb[k] = (const float *)b;
-        for (int i = 0; i < 3; i++) /* centre offset in double, rounded once */
-            d[i][k] = (float)(R[i][0] * b->c[0] + R[i][1] * b->c[1] + R[i][2] * b->c[2] + prox_v3_get(X->t, i) - a->c[i]);
+        double bx = b->c[0], by = b->c[1], bz = b->c[2];
+        __m128d xy = _mm_add_pd(_mm_add_pd(_mm_mul_pd(c0, _mm_set1_pd(bx)), _mm_mul_pd(c1, _mm_set1_pd(by))),
+                                _mm_add_pd(_mm_mul_pd(c2, _mm_set1_pd(bz)), txy));
+        xy = _mm_sub_pd(xy, _mm_set_pd((double)a->c[1], (double)a->c[0]));
+        __m128 xyf = _mm_cvtpd_ps(xy);
+        _mm_store_ss(&d[0][k], xyf);
+        _mm_store_ss(&d[1][k], _mm_shuffle_ps(xyf, xyf, 0x55));
+        d[2][k] = (float)(r20 * bx + r21 * by + r22 * bz + tz - a->c[2]);
     }
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
@@ -622,13 +632,6 @@ static double leaf_separation(const prox_bvh *A, const prox_bvh *B, const prox_f
 static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_entry *f, uint32_t n, double moved)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
-    uint32_t max_a = 0, max_b = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        max_a = f[i].na > max_a ? f[i].na : max_a;
-        max_b = f[i].nb > max_b ? f[i].nb : max_b;
-    }
-    if (max_a >= A->node_count || max_b >= B->node_count)
-        return -1; /* not this pair's front */
     /* the engine's own pruning cut: what is pushed below it is never pruned
      * at the push (which would record into the front mid-rewrite) */
     double cut = prox_ctx_best(c) * (1.0 - p->query->rel_err);
@@ -649,21 +652,34 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_ent
      * rewrites every key relative to drift 0 (float precision of the sum) */
     double shift = drift > 0.5 * (double)B->nodes[0].radius ? drift : 0.0, rec = drift - shift;
     double thr = cut + drift;
+    float thr_f = (float)thr; /* a float key at or above thr_f is at or above thr */
+    if ((double)thr_f < thr)
+        thr_f = nextafterf(thr_f, INFINITY);
     dist_scratch *s = p->scratch;
     s->drift = rec;
     p->cache->front_drift = rec;
     prox_front_entry batch[4];
-    uint32_t w = 0;
+    uint32_t w = 0, i = 0;
     int m = 0;
-    for (uint32_t i = 0; i <= n; i++) {
-        if (i < n) {
-            prox_front_entry e = f[i];
-            if ((double)e.key >= thr) {
-                if (shift != 0)
-                    e.key = key_down((double)e.key - shift);
-                f[w++] = e;
-                continue;
+    for (;;) {
+        /* a run of entries left alone: a compare each, and a copy once the
+         * front has begun to close up */
+        if (shift != 0)
+            for (; i < n && f[i].key >= thr_f; i++) {
+                f[w] = f[i];
+                f[w++].key = key_down((double)f[i].key - shift);
             }
+        else if (w == i) {
+            while (i < n && f[i].key >= thr_f)
+                i++;
+            w = i;
+        } else
+            for (; i < n && f[i].key >= thr_f; i++)
+                f[w++] = f[i];
+        if (i < n) {
+            prox_front_entry e = f[i++];
+            if (e.na >= A->node_count || e.nb >= B->node_count)
+                return -1; /* not this pair's front (what was pushed is still a valid pair) */
             if (e.dir[0] != 0 || e.dir[1] != 0 || e.dir[2] != 0) {
                 double sep = leaf_separation(A, B, &e, &p->b_in_a);
                 if (sep >= cut) {
@@ -690,6 +706,8 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_ent
                 prox_ctx_push(c, p, batch[j].na, batch[j].nb, g > 0 ? g : 0.0);
         }
         m = 0;
+        if (i == n)
+            break;
     }
     prox_front_keep(p, w);
     return 0;
