@@ -3,6 +3,95 @@
  * RT safe. */
 #include "ist_query.h"
 
+static inline prox_vec3 sphere_centre(const prox_ist *t, uint32_t leaf, const prox_xform *X)
+{
+    const ist_sphere *s = &t->spheres[leaf];
+    prox_vec3 c = prox_v3(s->x, s->y, s->z);
+    return X ? prox_xform_point(X, c) : c;
+}
+
+/* A node's children (a leaf: itself) as lanes of the inner-sphere model:
+ * a leaf is its inner sphere, a child's radius its dr (enclosing the inner
+ * spheres below). */
+static inline void lanes_load_primary(const prox_ist *t, uint32_t id, lanes *L)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        memset(L, 0, sizeof *L);
+        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z, L->r[0] = q->r;
+        L->id[0] = id;
+        L->valid = 1;
+        return;
+    }
+    const ist_node *nd = &t->nodes[id];
+    memcpy(L->x, nd->cx, sizeof L->x);
+    memcpy(L->y, nd->cy, sizeof L->y);
+    memcpy(L->z, nd->cz, sizeof L->z);
+    memcpy(L->r, t->dr[id], sizeof L->r);
+    memcpy(L->id, nd->child, sizeof L->id);
+    L->valid = 0;
+    for (int j = 0; j < 4; j++)
+        L->valid |= (unsigned)(nd->child[j] != IST_EMPTY) << j;
+}
+
+/* child j of a node id (a leaf: itself) in doubles, the inner-sphere
+ * model's sphere, carried into A's frame by X if given */
+static inline void kid_get_primary(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k)
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+        k->id = id, k->leaves = 1;
+        k->x = q->x, k->y = q->y, k->z = q->z, k->R = q->r;
+        k->vol = (float)(4.0 / 3.0 * M_PI * (double)q->r2 * q->r2 * q->r2);
+    } else {
+        const ist_node *nd = &t->nodes[id];
+        k->id = nd->child[j], k->leaves = nd->cleaves[j];
+        k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = t->dr[id][j], k->vol = nd->cvol[j];
+    }
+    if (X) {
+        prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));
+        k->x = c.x, k->y = c.y, k->z = c.z;
+    }
+}
+
+/* Bit 4i+j set when lane i of a and lane j of b are both real and their
+ * spheres, b's grown by `grow`, come closer than touching. (The scalar
+ * branch is for targets without SSE2; x86-64 always has it.) */
+static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
+{
+    unsigned hit = 0;
+#if defined(__SSE2__)
+    __m128 bx = _mm_loadu_ps(b->x), by = _mm_loadu_ps(b->y), bz = _mm_loadu_ps(b->z);
+    __m128 br = _mm_add_ps(_mm_loadu_ps(b->r), _mm_set1_ps(grow));
+    for (int i = 0; i < 4; i++) {
+        if (!(a->valid >> i & 1))
+            continue;
+        __m128 dx = _mm_sub_ps(bx, _mm_set1_ps(a->x[i])), dy = _mm_sub_ps(by, _mm_set1_ps(a->y[i]));
+        __m128 dz = _mm_sub_ps(bz, _mm_set1_ps(a->z[i])), rr = _mm_add_ps(br, _mm_set1_ps(a->r[i]));
+        __m128 d2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));
+        __m128 in = _mm_and_ps(_mm_cmplt_ps(d2, _mm_mul_ps(rr, rr)), _mm_cmpgt_ps(rr, _mm_setzero_ps()));
+        hit |= (unsigned)_mm_movemask_ps(in) << (4 * i);
+    }
+#else
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float dx = b->x[j] - a->x[i], dy = b->y[j] - a->y[i], dz = b->z[j] - a->z[i], rr = a->r[i] + b->r[j] + grow;
+            hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
+        }
+#endif
+    unsigned vb = b->valid * 0x1111u, va = 0;
+    for (int i = 0; i < 4; i++)
+        va |= (a->valid >> i & 1) * (0xfu << (4 * i));
+    return hit & va & vb;
+}
+
+/* the child pairs an expansion of these lanes tests */
+static inline uint32_t pairs_tested(const lanes *a, const lanes *b)
+{
+    static const unsigned char n[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return (uint32_t)n[a->valid] * n[b->valid];
+}
+
 /* exact inner-sphere distance of a leaf pair, offered with witnesses
  * (tolerance, collide, contacts: the inner sphere model) */
 static void leaf_distance(prox_ctx *c, const prox_pairstate *p, uint32_t la, uint32_t lb)
@@ -35,8 +124,8 @@ static void expand_spheres(prox_ctx *c, const prox_pairstate *p, uint32_t na, ui
     /* float prefilter on the primary radii: a pair survives when its gap
      * may be below the best distance so far (overlap only: below 0) */
     lanes la, lb;
-    lanes_load_r(A, na, 1, &la);
-    lanes_load_r(B, nb, 1, &lb);
+    lanes_load_primary(A, na, &la);
+    lanes_load_primary(B, nb, &lb);
     prox_ctx_count(c, pairs_tested(&la, &lb), 0);
     lanes_move(pair_fx(p), &lb);
     double grow = overlap_only ? 0.0 : best;
@@ -48,9 +137,9 @@ static void expand_spheres(prox_ctx *c, const prox_pairstate *p, uint32_t na, ui
     for (; hit; hit &= hit - 1) {
         int k = __builtin_ctz(hit), i = k >> 2, j = k & 3;
         if (!(moved >> (4 + j) & 1))
-            kid_get_r(B, nb, j, &p->b_in_a, 1, &kb[j]), moved |= 1u << (4 + j);
+            kid_get_primary(B, nb, j, &p->b_in_a, &kb[j]), moved |= 1u << (4 + j);
         if (!(moved >> i & 1))
-            kid_get_r(A, na, i, NULL, 1, &ka[i]), moved |= 1u << i;
+            kid_get_primary(A, na, i, NULL, &ka[i]), moved |= 1u << i;
         const kid *a = &ka[i], *b = &kb[j];
         double dx = a->x - b->x, dy = a->y - b->y, dz = a->z - b->z;
         double d2 = dx * dx + dy * dy + dz * dz, rr = a->R + b->R;
