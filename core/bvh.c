@@ -416,6 +416,33 @@ static void fit_box(build_ctx *bc, const uint32_t *idx, uint32_t n, bvh_node *no
     }
 }
 
+/* every inner node's expansion lanes (bvh_quad), from the finished tree */
+static void build_quads(prox_bvh *b)
+{
+    for (uint32_t i = 0; i < b->node_count; i++) {
+        uint32_t first = b->child[i];
+        if (bvh_is_leaf(first))
+            continue;
+        bvh_quad *q = &b->quad[(first - 1) / 2];
+        uint32_t n = 0;
+        for (uint32_t k = first; k <= first + 1; k++) {
+            uint32_t ck = b->child[k];
+            if (bvh_is_leaf(ck))
+                q->id[n++] = k;
+            else
+                q->id[n++] = ck, q->id[n++] = ck + 1;
+        }
+        for (uint32_t l = n; l < 4; l++)
+            q->id[l] = q->id[n - 1];
+        for (int l = 0; l < 4; l++) {
+            const float *r = (const float *)&b->nodes[q->id[l]];
+            for (int f = 0; f < 16; f++)
+                q->v[f][l] = r[f];
+            q->v[12][l] = b->rect[q->id[l]][0], q->v[13][l] = b->rect[q->id[l]][1];
+        }
+    }
+}
+
 prox_bvh *prox_bvh_build(const prox_mesh *m)
 {
     if (!m || m->triangle_count == 0 || m->triangle_count >= BVH_LEAF_BIT)
@@ -482,6 +509,13 @@ prox_bvh *prox_bvh_build(const prox_mesh *m)
     free(bc.idx);
     free(bc.centroid);
     free(bc.q);
+    bc.idx = NULL, bc.centroid = NULL, bc.q = NULL, stack = NULL;
+    if (n > 1) {
+        b->quad = aligned_alloc(16, sizeof(bvh_quad) * (n - 1));
+        if (!b->quad)
+            goto fail;
+        build_quads(b);
+    }
     b->closed = m->closed;
     b->tree.type = PROX_TREE_MESH;
     b->tree.root = 0;
@@ -505,6 +539,7 @@ void prox_bvh_free(prox_bvh *b)
     free(b->nodes);
     free(b->child);
     free(b->rect);
+    free(b->quad);
     free(b->tri);
     free(b);
 }
@@ -514,7 +549,8 @@ uint32_t prox_bvh_node_count(const prox_bvh *b) { return b->node_count; }
 uint32_t prox_bvh_triangle_count(const prox_bvh *b) { return b->tri_count; }
 size_t prox_bvh_memory_bytes(const prox_bvh *b)
 {
-    return sizeof *b + (sizeof(bvh_node) + sizeof(uint32_t) + sizeof *b->rect) * b->node_count + sizeof *b->tri * b->tri_count;
+    return sizeof *b + (sizeof(bvh_node) + sizeof(uint32_t) + sizeof *b->rect) * b->node_count + sizeof *b->tri * b->tri_count +
+           sizeof(bvh_quad) * (b->tri_count - 1);
 }
 
 /* ---- containment ---- */

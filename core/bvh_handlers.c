@@ -292,9 +292,11 @@ static inline void q_rect4(float (*rect)[2], const uint32_t id[4], __m128 *r0, _
     *r1 = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-/* Keys of four lane nodes L (transposed records) against four other nodes
- * F given in L's mesh frame: centre offset d = F.c - L.c, rectangle axes
- * fu, fv, half lengths fb0, fb1, sweep radius fb2, sphere radius frad. */
+/* Keys of four lane nodes L (transposed records as in bvh_quad: R
+ * row-major, centre, RSS rectangle half lengths, e[2], radius) against four
+ * other nodes F given in L's mesh frame: centre offset
+ * d = F.c - L.c, rectangle axes fu, fv, half lengths fb0, fb1, sweep radius
+ * fb2, sphere radius frad. */
 static inline __m128 q_keys(const __m128 L[16], const __m128 d[3], const __m128 fu[3], const __m128 fv[3], __m128 fb0,
                             __m128 fb1, __m128 fb2, __m128 frad)
 {
@@ -330,32 +332,26 @@ static inline __m128 q_keys(const __m128 L[16], const __m128 d[3], const __m128 
 }
 #endif
 
-/* keys of lanes nodes[id[k]] (k < n, n in 1..4) against F */
-static void quad_bounds(const bvh_node *nodes, float (*rect)[2], const uint32_t id[4], int n, const quad_fixed *F,
-                        float key[4])
+/* keys of a node's expansion lanes (its quad; n of them are real) against F */
+static void quad_bounds(const prox_bvh *L, const bvh_quad *qd, int n, const quad_fixed *F, float key[4])
 {
 #if defined(__SSE2__)
-    const float *r[4];
-    uint32_t ids[4];
-    for (int k = 0; k < 4; k++) {
-        ids[k] = id[k < n ? k : n - 1];
-        r[k] = (const float *)&nodes[ids[k]];
-    }
-    __m128 L[16];
-    q_load4(r, L);
-    q_rect4(rect, ids, &L[12], &L[13]); /* the lanes' rectangles, not their boxes' faces */
-    __m128 d[3] = {q_offset(F->c[0], L[9]), q_offset(F->c[1], L[10]), q_offset(F->c[2], L[11])};
-    _mm_storeu_ps(key, q_keys(L, d, F->fu, F->fv, _mm_set1_ps(F->e0), _mm_set1_ps(F->e1), _mm_set1_ps(F->e2), _mm_set1_ps(F->rad)));
+    (void)L, (void)n;
+    const __m128 *lanes = (const __m128 *)qd->v;
+    __m128 d[3] = {q_offset(F->c[0], lanes[9]), q_offset(F->c[1], lanes[10]), q_offset(F->c[2], lanes[11])};
+    _mm_storeu_ps(key, q_keys(lanes, d, F->fu, F->fv, _mm_set1_ps(F->e0), _mm_set1_ps(F->e1), _mm_set1_ps(F->e2), _mm_set1_ps(F->rad)));
 #else
     for (int k = 0; k < n; k++) {
-        const bvh_node *L = &nodes[id[k]];
+        const uint32_t *id = qd->id;
+        float (*rect)[2] = L->rect;
+        const bvh_node *N = &L->nodes[id[k]];
         float d[3], T[3], u[3], v[3];
         for (int i = 0; i < 3; i++)
-            d[i] = (float)(F->c[i] - (double)L->c[i]);
+            d[i] = (float)(F->c[i] - (double)N->c[i]);
         for (int j = 0; j < 3; j++) {
-            T[j] = L->R[0][j] * d[0] + L->R[1][j] * d[1] + L->R[2][j] * d[2];
-            u[j] = L->R[0][j] * F->u[0] + L->R[1][j] * F->u[1] + L->R[2][j] * F->u[2];
-            v[j] = L->R[0][j] * F->v[0] + L->R[1][j] * F->v[1] + L->R[2][j] * F->v[2];
+            T[j] = N->R[0][j] * d[0] + N->R[1][j] * d[1] + N->R[2][j] * d[2];
+            u[j] = N->R[0][j] * F->u[0] + N->R[1][j] * F->u[1] + N->R[2][j] * F->u[2];
+            v[j] = N->R[0][j] * F->v[0] + N->R[1][j] * F->v[1] + N->R[2][j] * F->v[2];
         }
         float a0 = rect[id[k]][0], a1 = rect[id[k]][1], b0 = F->e0, b1 = F->e1;
         float p0 = fminf(fmaxf(T[0], -a0), a0), p1 = fminf(fmaxf(T[1], -a1), a1);
@@ -369,9 +365,9 @@ static void quad_bounds(const bvh_node *nodes, float (*rect)[2], const uint32_t 
         if (len > 1e-30f) {
             float nu = fabsf(n0 * u[0] + n1 * u[1] + n2 * u[2]), nv = fabsf(n0 * v[0] + n1 * v[1] + n2 * v[2]);
             float gap = (n0 * T[0] + n1 * T[1] + n2 * T[2]) - ((b0 * nu + b1 * nv) + (a0 * fabsf(n0) + a1 * fabsf(n1)));
-            rss = gap / len - (L->e[2] + F->e2);
+            rss = gap / len - (N->e[2] + F->e2);
         }
-        float dl = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), rr = L->radius + F->rad;
+        float dl = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), rr = N->radius + F->rad;
         key[k] = fmaxf(dl - rr, rss) - QUAD_MARGIN * (dl + rr);
     }
 #endif
@@ -389,22 +385,15 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     }
     int split_a = lb || (!la && a->radius >= b->radius);
     const prox_bvh *L = split_a ? A : B;
-    uint32_t first = split_a ? cha : chb, id[4], up[4];
-    int n = 0;
-    for (uint32_t k = first; k <= first + 1; k++) {
-        uint32_t ck = L->child[k];
-        if (bvh_is_leaf(ck)) {
-            up[n] = UINT32_MAX, id[n++] = k;
-        } else {
-            up[n] = k, id[n++] = ck;
-            up[n] = k, id[n++] = ck + 1;
-        }
-    }
+    uint32_t first = split_a ? cha : chb;
+    const bvh_quad *qd = &L->quad[(first - 1) >> 1];
+    const uint32_t *id = qd->id;
+    int n = 4 - (id[3] == id[2]) - (id[2] == id[1]); /* unused lanes repeat the last */
     const dist_scratch *s = p->scratch;
     quad_fixed F;
     quad_fix(split_a ? b : a, split_a ? B->rect[nb] : A->rect[na], split_a ? &p->b_in_a : &p->a_in_b, s->rot[split_a ? 0 : 1], &F);
     float key[4];
-    quad_bounds(L->nodes, L->rect, id, n, &F, key);
+    quad_bounds(L, qd, n, &F, key);
     prox_ctx_count(c, (uint32_t)n, 0);
     /* lanes that cannot beat the best end here (into the front, when one
      * is recorded: two siblings pruned together as their parent's pair, one
@@ -412,9 +401,17 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
      * as a one-level descent would have left it); the others are pushed,
      * the worst first so that the best pops first from the stack */
     double best = prox_ctx_best(c);
-    uint32_t pid[4];
+    uint32_t pid[4], up[4];
     float pkey[4];
     int m = 0;
+    if (s->fronts) { /* the lanes' parents, for sibling pairs */
+        int u = 0;
+        for (uint32_t k = first; k <= first + 1; k++)
+            if (bvh_is_leaf(L->child[k]))
+                up[u++] = UINT32_MAX;
+            else
+                up[u++] = k, up[u++] = k;
+    }
     for (int i = 0; i < n; i++) {
         if (!(key[i] < best)) {
             if (!s->fronts)
@@ -532,9 +529,11 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p, int flip)
     uint32_t ta = bvh_leaf_triangle(A->child[na]), tb = bvh_leaf_triangle(B->child[nb]);
     prox_vec3 Q[3], pa, pb;
     leaf_tri_in_a(B, tb, &p->b_in_a, Q);
-    double d = prox_triangle_distance(A->tri[ta], Q, &pa, &pb);
+    int exact; /* the first dive (best still infinite) is always exact */
+    double d = prox_triangle_distance_below(A->tri[ta], Q, prox_ctx_best(c), &pa, &pb, NULL, &exact);
     prox_ctx_count(c, 0, 1);
-    prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
+    if (exact)
+        prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
 }
 
 /* Keys of up to four front pairs (A node, B node; B placed by X), the

