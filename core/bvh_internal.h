@@ -20,6 +20,9 @@
  *   non-orthonormality and the gap arithmetic), so bounds computed from
  *   these records never exceed the true distance. Exact work at the leaves
  *   uses the double triangles in `tri`.
+ * - For the distance query only: `rect` (a tighter RSS rectangle per node,
+ *   same sweep radius) and `quad` (each inner node's expansion lanes,
+ *   transposed). Other handlers need neither.
  */
 #ifndef PROX_BVH_INTERNAL_H
 #define PROX_BVH_INTERNAL_H
