@@ -24,7 +24,9 @@ typedef struct prox_bvh prox_bvh;
 
 /* Build from a mesh (triangles copied: the mesh may be freed afterwards).
  * NULL on a NULL or empty mesh, more than 2^31 - 1 triangles, or out of
- * memory. Non-RT. O(n log n): 0.34 s for 82k triangles here. */
+ * memory. Non-RT. O(n log n): 0.24 s and 41 MB for an 82k-triangle sphere
+ * here (0.15 s and 17 MB before the distance query's RSS rectangles and
+ * per-node lane blocks). */
 prox_bvh *prox_bvh_build(const prox_mesh *m);
 void prox_bvh_free(prox_bvh *b);
 /* The tree the engine descends; valid while b lives. */
