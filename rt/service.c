@@ -181,17 +181,28 @@ static int limits_ok(const rt_limits *l)
 
 /* ---- the RT cycle ---- */
 
+/* A slot's coherence cache starts over (its front storage kept). The cache
+ * serves the pair (tool, slot): it starts over when either object changes.
+ * The engine refuses a front recorded for other trees by their addresses,
+ * but a removed tool's memory can be reused for the next object added, and
+ * a front taken for the old tool's would then pass that check. */
+static void reset_cache(rt_service *s, uint32_t slot)
+{
+    prox_cache *k = &s->slots[slot].cache;
+    memset(k, 0, sizeof *k);
+    if (s->fronts) {
+        k->front = s->fronts + (size_t)slot * s->cfg.front_pairs;
+        k->front_capacity = s->cfg.front_pairs;
+    }
+}
+
 static void apply_cmd(rt_service *s, const rt_cmd *c)
 {
     switch (c->type) {
     case CMD_ADD:
         s->slots[c->slot].tree = c->tree;
         s->slots[c->slot].pose = c->pose;
-        memset(&s->slots[c->slot].cache, 0, sizeof s->slots[c->slot].cache);
-        if (s->fronts) {
-            s->slots[c->slot].cache.front = s->fronts + (size_t)c->slot * s->cfg.front_pairs;
-            s->slots[c->slot].cache.front_capacity = s->cfg.front_pairs;
-        }
+        reset_cache(s, c->slot);
         s->slots[c->slot].active = 1;
         break;
     case CMD_REMOVE: {
@@ -212,6 +223,9 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
             s->proxy_init = 0;
         break;
     case CMD_TOOL:
+        if (s->tool_slot != (int)c->slot)
+            for (uint32_t i = 0; i < s->cfg.max_objects; i++)
+                reset_cache(s, i); /* every pair's tool changed */
         s->tool_slot = (int)c->slot;
         s->proxy_init = 0;
         break;
