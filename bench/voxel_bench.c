@@ -146,10 +146,11 @@ static prox_mesh *load_robot(const char *path, int *procedural)
     return m;
 }
 
+/* the BVH as libprox counts it (nodes, distance lanes, triangles), plus
+ * the tessellated mesh it was built from */
 static size_t bvh_bytes(const prox_bvh *b, const prox_mesh *m)
 {
-    return (size_t)b->node_count * (sizeof(bvh_node) + sizeof(uint32_t)) + (size_t)b->tri_count * sizeof(prox_vec3[3]) +
-           (size_t)m->vertex_count * sizeof(prox_vec3) + (size_t)m->triangle_count * sizeof(uint32_t[3]);
+    return prox_bvh_memory_bytes(b) + (size_t)m->vertex_count * sizeof(prox_vec3) + (size_t)m->triangle_count * sizeof(uint32_t[3]);
 }
 
 typedef struct row {
