@@ -411,6 +411,22 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         prox_ctx_offer_distance(c, p, 0.0, m, m, i, j);
         return;
     }
+    /* the queue's key was about the node record's centre: about the
+     * spheres' own centres the outer balls may show that the pair's pieces
+     * come no closer than the best pair */
+    if (key >= prox_ctx_best(c) * (1.0 - p->query->rel_err))
+        return;
+    /* Measured and not kept (callgrind, instructions per query, 40 random /
+     * 80 coherent bench poses): an oriented box per sphere around the same
+     * surface piece as its outer ball (principal axes of the piece, 64
+     * bytes a sphere), the pair dropped when the boxes' separating axes
+     * (3 + 3 + centre line) show the pieces no closer than the best.
+     * bunny00 random 1163k -> 983k, coherent 652k -> 577k; armadillo 661k
+     * -> 577k, 481k -> 422k; knot1, fandisk, elephant within 3%. Fewer
+     * chains also find the thin features less often: armadillo random
+     * error p95 0 -> 0.4%, p99 10.8% -> 50%; elephant coherent max 0.01% ->
+     * 4.7%. Settling the surviving pairs exactly on their pieces' triangles
+     * instead (box-culled) is exact but 20-1000x slower. */
     prox_ctx_note_unsettled(c, key);
     ist_places *pl = p->scratch;
     int k = find_place(pl, A, B, i, j);
