@@ -96,7 +96,8 @@ static inline float key_down(double x)
  * which the summed step bounds exceed (each step's bound exceeds the
  * largest displacement of a point of B in that step; displacements add up
  * at most), so key - drift now is a lower bound now, and an entry whose key
- * is at least best + drift needs no look: no rewrite either. */
+ * is at least the cut (best * (1 - rel_err)) + drift needs no look: no
+ * rewrite either. */
 typedef struct dist_scratch {
     double drift;
     int fronts;

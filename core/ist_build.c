@@ -106,16 +106,15 @@ static float round_up(double x)
     return (double)f < x ? nextafterf(f, INFINITY) : f;
 }
 
-/* per sphere: the secondary sphere's radius (a copy of r2) and the radius
- * about the inner sphere's centre enclosing both spheres (lbr) */
+/* per sphere: the radius about the inner sphere's centre enclosing both
+ * spheres (lbr); sec[i][3] is r2 already (build and load set it) */
 static int derive_spheres(prox_ist *t)
 {
     if (!t->lbr && !(t->lbr = malloc(sizeof *t->lbr * t->sphere_count)))
         return -1;
     for (uint32_t i = 0; i < t->sphere_count; i++) {
         const ist_sphere *q = &t->spheres[i];
-        float *c = t->sec[i];
-        c[3] = q->r2;
+        const float *c = t->sec[i];
         double dx = (double)c[0] - q->x, dy = (double)c[1] - q->y, dz = (double)c[2] - q->z;
         double r = sqrt(dx * dx + dy * dy + dz * dz) + q->r2;
         t->lbr[i] = round_up(r > q->r ? r : q->r);
@@ -188,7 +187,7 @@ static void derive_vrec(prox_ist *t)
 int ist_derive(prox_ist *t)
 {
     /* adjacency and the triangle box tree come with version 2 files */
-    if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0) || ist_tritree_widen(&t->tritree) != 0 || derive_spheres(t) != 0)
+    if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0) || ist_tritree_widen(&t->tritree) != 0 || (!t->lbr && derive_spheres(t) != 0))
         return -1;
     free(t->nsph);
     free(t->nvol);

@@ -47,6 +47,9 @@ typedef struct ist_vrec {
  * float box rounded outwards; leaf: a = IST_BOX_LEAF | first index into
  * order, b = count; inner: a, b = children. */
 #define IST_BOX_LEAF 0x80000000u
+/* triangles in a leaf of the triangle box tree, at most: the wide tree's
+ * leaves hold them as four SSE lanes (checked on load) */
+#define IST_LEAF_TRIS 4
 typedef struct ist_box {
     float lo[3], hi[3];
     uint32_t a, b;
@@ -71,7 +74,6 @@ typedef struct ist_tritree {
     uint32_t node_count;
     ist_wnode *wide; /* wide node 0 is the root */
     ist_wleaf *wleaf;
-    uint32_t wide_count, wleaf_count;
 } ist_tritree;
 
 struct prox_ist {

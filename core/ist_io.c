@@ -19,11 +19,11 @@
  * after the magic. Loading reads the file once and validates sizes,
  * checksum, every index and every number before the tree is used, and that
  * each node record's sphere of a leaf child encloses both of the leaf's
- * spheres. Version 1 and 2 files still load: the derived block is derived
- * again; their secondary centres cannot be (they come from the voxel
- * assignment of the build), so such a tree keeps the model it was built
- * with, each secondary sphere about its inner sphere's centre (rebuild
- * for the centroid model). */
+ * spheres. Older files still load: version 1 files (no derived block) get
+ * it derived, versions 1 to 3 their outer radii; the secondary centres of
+ * versions 1 and 2 cannot be (they come from the voxel assignment of the
+ * build), so such a tree keeps the model it was built with, each secondary
+ * sphere about its inner sphere's centre (rebuild for the centroid model). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +296,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
             for (int k = 0; k < 3; k++)
                 ok = ok && isfinite(b->lo[k]) && isfinite(b->hi[k]) && b->lo[k] <= b->hi[k];
             if (b->a & IST_BOX_LEAF)
-                ok = ok && b->b >= 1 && (uint64_t)(b->a & ~IST_BOX_LEAF) + b->b <= t->tri_count;
+                ok = ok && b->b >= 1 && b->b <= IST_LEAF_TRIS && (uint64_t)(b->a & ~IST_BOX_LEAF) + b->b <= t->tri_count;
             else
                 ok = ok && b->a > i && b->b > i && b->a < g->node_count && b->b < g->node_count;
         }

@@ -30,8 +30,6 @@
 
 #include "ist_internal.h"
 
-#define LEAF_TRIS 4
-
 void ist_tritree_free(ist_tritree *g)
 {
     free(g->nodes);
@@ -87,7 +85,7 @@ static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
 {
     ist_tritree *g = b->g;
     uint32_t id = g->node_count++;
-    if (hi - lo <= LEAF_TRIS) {
+    if (hi - lo <= IST_LEAF_TRIS) {
         float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
         for (uint32_t i = lo; i < hi; i++) {
             uint32_t t = b->it[i].t;
@@ -250,7 +248,7 @@ int ist_tritree_widen(ist_tritree *g)
 {
     free(g->wide);
     free(g->wleaf);
-    g->wide = NULL, g->wleaf = NULL, g->wide_count = g->wleaf_count = 0;
+    g->wide = NULL, g->wleaf = NULL;
     if (!g->nodes || g->node_count == 0)
         return 0;
     /* at most one wide node per binary inner node, one block per leaf */
@@ -272,7 +270,6 @@ int ist_tritree_widen(ist_tritree *g)
         }
     } else
         widen_node(&w, 0);
-    g->wide_count = w.nw, g->wleaf_count = w.nl;
     return 0;
 }
 
@@ -396,7 +393,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
-    if (!g->wide || g->wide_count == 0)
+    if (!g->wide)
         return INFINITY;
     const float pp[3] = {(float)p.x, (float)p.y, (float)p.z};
     /* Ranked in floats. delta bounds the float error of a distance here (a

@@ -69,7 +69,7 @@ typedef struct prox_cache {
      * front = NULL disable front tracking. */
     prox_front_entry *front;
     uint32_t front_count, front_capacity;
-    uint32_t front_valid; /* 0: none; 1 or 2: which half of `front` holds the last front */
+    uint32_t front_valid; /* 0: none; 1 or 2: which half of `front` holds the last front (prox_front_keep flips it while a query records in place) */
     uint32_t front_next_count, front_overflow; /* the front being recorded (handler use) */
     uint32_t front_base; /* size of the last front grown from the roots (handler use) */
     double front_drift;  /* handler use: e.g. summed motion bounds since the front was grown from the roots */

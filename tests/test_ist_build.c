@@ -280,6 +280,12 @@ static void test_file_indices(void)
     const size_t sec_at = ltri_at + sizeof(float[9]) * t->tri_count;
     /* a secondary centre moved off the sphere its parent's record holds */
     const float far = t->sec[0][0] + 2 * t->lbr[0] + 0.1f;
+    /* a leaf box that claims more triangles than a wide leaf holds (its
+     * range still within the triangles) */
+    uint32_t big_leaf = 0;
+    while (big_leaf + 1 < t->tritree.node_count && !((t->tritree.nodes[big_leaf].a & IST_BOX_LEAF) &&
+                                                     (t->tritree.nodes[big_leaf].a & ~IST_BOX_LEAF) + IST_LEAF_TRIS + 1 <= t->tri_count))
+        big_leaf++;
     struct {
         const char *what;
         size_t off;
@@ -300,6 +306,8 @@ static void test_file_indices(void)
         {"box child before its parent (a cycle)", boxes_at + offsetof(ist_box, a), 0, 0, 0},
         {"box leaf range past the triangles", boxes_at + (t->tritree.node_count - 1) * sizeof(ist_box) + offsetof(ist_box, b),
          t->tri_count + 1, 0, 0},
+        {"box leaf of more triangles than a wide leaf holds", boxes_at + big_leaf * sizeof(ist_box) + offsetof(ist_box, b),
+         IST_LEAF_TRIS + 1, 0, 0},
         {"leaf order out of range", order_at + 4, t->tri_count, 0, 0},
         {"NaN leaf triangle", ltri_at + 16, 0, NAN, 1},
         {"inverted box", boxes_at + offsetof(ist_box, lo), 0, 1e30f, 1},
