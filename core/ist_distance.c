@@ -10,15 +10,18 @@ static inline prox_vec3 sphere_centre(const prox_ist *t, uint32_t leaf, const pr
     return X ? prox_xform_point(X, c) : c;
 }
 
-/* A node's children (a leaf: itself) as lanes of the inner-sphere model:
- * a leaf is its inner sphere, a child's radius its dr (enclosing the inner
- * spheres below). */
-static inline void lanes_load_primary(const prox_ist *t, uint32_t id, lanes *L)
+/* A node's children (a leaf: itself) as float lanes: record centres, a
+ * child's radius from node_r (per node, four lanes), a leaf's own from
+ * leaf_r (per sphere; NULL: its inner radius). The inner-sphere model takes
+ * dr (enclosing the inner spheres below) and the inner radii; the surface
+ * bounds take the outer radii. */
+static inline void lanes_load(const prox_ist *t, uint32_t id, const float (*node_r)[4], const float *leaf_r, lanes *L)
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
         memset(L, 0, sizeof *L);
-        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z, L->r[0] = q->r;
+        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z;
+        L->r[0] = leaf_r ? leaf_r[id & ~IST_LEAF] : q->r;
         L->id[0] = id;
         L->valid = 1;
         return;
@@ -27,7 +30,7 @@ static inline void lanes_load_primary(const prox_ist *t, uint32_t id, lanes *L)
     memcpy(L->x, nd->cx, sizeof L->x);
     memcpy(L->y, nd->cy, sizeof L->y);
     memcpy(L->z, nd->cz, sizeof L->z);
-    memcpy(L->r, t->dr[id], sizeof L->r);
+    memcpy(L->r, node_r[id], sizeof L->r);
     memcpy(L->id, nd->child, sizeof L->id);
     L->valid = 0;
     for (int j = 0; j < 4; j++)
@@ -124,8 +127,8 @@ static void expand_spheres(prox_ctx *c, const prox_pairstate *p, uint32_t na, ui
     /* float prefilter on the primary radii: a pair survives when its gap
      * may be below the best distance so far (overlap only: below 0) */
     lanes la, lb;
-    lanes_load_primary(A, na, &la);
-    lanes_load_primary(B, nb, &lb);
+    lanes_load(A, na, (const float (*)[4])A->dr, NULL, &la);
+    lanes_load(B, nb, (const float (*)[4])B->dr, NULL, &lb);
     prox_ctx_count(c, pairs_tested(&la, &lb), 0);
     lanes_move(pair_fx(p), &lb);
     double grow = overlap_only ? 0.0 : best;
@@ -313,30 +316,6 @@ typedef struct ist_places {
 } ist_places;
 _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before the float frame in the scratch");
 
-/* a node's children (a leaf: itself) as float lanes: record centres and
- * outer radii */
-static inline void lanes_load_outer(const prox_ist *t, uint32_t id, lanes *L)
-{
-    if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        memset(L, 0, sizeof *L);
-        L->x[0] = q->x, L->y[0] = q->y, L->z[0] = q->z;
-        L->r[0] = t->orad_leaf[id & ~IST_LEAF];
-        L->id[0] = id;
-        L->valid = 1;
-        return;
-    }
-    const ist_node *nd = &t->nodes[id];
-    memcpy(L->x, nd->cx, sizeof L->x);
-    memcpy(L->y, nd->cy, sizeof L->y);
-    memcpy(L->z, nd->cz, sizeof L->z);
-    memcpy(L->r, t->orad[id], sizeof L->r);
-    memcpy(L->id, nd->child, sizeof L->id);
-    L->valid = 0;
-    for (int j = 0; j < 4; j++)
-        L->valid |= (unsigned)(nd->child[j] != IST_EMPTY) << j;
-}
-
 /* The 16 keys |c_a - c_b| - R_a - R_b of lanes a and b (b moved into A's
  * frame with its radii grown by the float margin, so every key is at or
  * below the true distance of the two balls); bit 4i+j set where both lanes
@@ -476,8 +455,8 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     }
     double best = prox_ctx_best(c);
     lanes la, lb;
-    lanes_load_outer(A, na, &la);
-    lanes_load_outer(B, nb, &lb);
+    lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &la);
+    lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &lb);
     prox_ctx_count(c, pairs_tested(&la, &lb), 0);
     lanes_move(pair_fx(p), &lb);
     float key[16];
