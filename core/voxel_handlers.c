@@ -115,7 +115,6 @@ static void vi_leaf(prox_ctx *c, const prox_pairstate *p, const vkid *v, uint32_
     const prox_voxmap *M = p->a->impl;
     const prox_ist *B = p->b->impl;
     const ist_sphere *s = &B->spheres[sphere];
-    prox_vec3 cs = prox_xform_point(&p->b_in_a, prox_v3(s->x, s->y, s->z));
     prox_vec3 lo, hi;
     vx_box(M, v, &lo, &hi);
     prox_ctx_count(c, 0, 1);
@@ -132,6 +131,7 @@ static void vi_leaf(prox_ctx *c, const prox_pairstate *p, const vkid *v, uint32_
         }
         return;
     }
+    prox_vec3 cs = prox_xform_point(&p->b_in_a, prox_v3(s->x, s->y, s->z));
     prox_vec3 q = box_closest(lo, hi, cs);
     prox_vec3 u = prox_v3_sub(cs, q);
     double len = prox_v3_len(u), d = len - s->r;
