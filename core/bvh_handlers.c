@@ -89,9 +89,9 @@ static inline float key_down(double x)
 }
 
 /* What a distance query keeps in its pair's scratch: whether it records a
- * front, and the drift its keys are stored with. A front entry's key is its
- * pair's lower bound at the pose it was recorded at plus the front's drift
- * then (the summed motion bounds of B since the front was grown from the
+ * front (its keys stored with the cache's front_drift). A front entry's key
+ * is its pair's lower bound at the pose it was recorded at plus the front's
+ * drift then (the summed motion bounds of B since the front was grown from the
  * roots); the bound still holds at a later pose less the motion since,
  * which the summed step bounds exceed (each step's bound exceeds the
  * largest displacement of a point of B in that step; displacements add up
@@ -99,7 +99,6 @@ static inline float key_down(double x)
  * is at least the cut (best * (1 - rel_err)) + drift needs no look: no
  * rewrite either. */
 typedef struct dist_scratch {
-    double drift;
     int fronts;
     /* the rotations of b_in_a and a_in_b as float columns (x, y, z, 0),
      * for carrying a fixed node's axes into the lanes' frame (quad_fix) */
@@ -111,7 +110,7 @@ _Static_assert(sizeof(dist_scratch) <= PROX_PAIR_SCRATCH, "fits the pair scratch
 static inline prox_front_entry *front_put(const prox_pairstate *p, uint32_t na, uint32_t nb, double bound)
 {
     const dist_scratch *s = p->scratch;
-    return s->fronts ? prox_front_record(p, na, nb, key_down(bound + s->drift)) : NULL;
+    return s->fronts ? prox_front_record(p, na, nb, key_down(bound + p->cache->front_drift)) : NULL;
 }
 
 static inline void leaf_tri_in_a(const prox_bvh *B, uint32_t tb, const prox_xform *b_in_a, prox_vec3 out[3])
@@ -665,8 +664,6 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_ent
     float thr_f = (float)thr; /* a float key at or above thr_f is at or above thr */
     if ((double)thr_f < thr)
         thr_f = nextafterf(thr_f, INFINITY);
-    dist_scratch *s = p->scratch;
-    s->drift = rec;
     p->cache->front_drift = rec;
     prox_front_entry batch[4];
     uint32_t w = 0, i = 0;
@@ -764,7 +761,6 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
     if (s->fronts) {
         p->cache->front_base = 0; /* measured at finish: a front grown from the roots */
         p->cache->front_drift = 0;
-        s->drift = 0;
     }
     /* cheap; better than a stale cached pair after a jump */
     for (int f = -1; f < DIVE_FLIPS && !prox_ctx_done(c); f++) {

@@ -38,18 +38,18 @@ static inline void lanes_load(const prox_ist *t, uint32_t id, const float (*node
 }
 
 /* child j of a node id (a leaf: itself) in doubles, the inner-sphere
- * model's sphere, carried into A's frame by X if given */
+ * model's sphere, carried into A's frame by X if given (id, centre and
+ * radius only: the expansion reads no volume or leaf count) */
 static inline void kid_get_primary(const prox_ist *t, uint32_t id, int j, const prox_xform *X, kid *k)
 {
     if (id & IST_LEAF) {
         const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        k->id = id, k->leaves = 1;
+        k->id = id;
         k->x = q->x, k->y = q->y, k->z = q->z, k->R = q->r;
-        k->vol = (float)(4.0 / 3.0 * M_PI * (double)q->r2 * q->r2 * q->r2);
     } else {
         const ist_node *nd = &t->nodes[id];
-        k->id = nd->child[j], k->leaves = nd->cleaves[j];
-        k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = t->dr[id][j], k->vol = nd->cvol[j];
+        k->id = nd->child[j];
+        k->x = nd->cx[j], k->y = nd->cy[j], k->z = nd->cz[j], k->R = t->dr[id][j];
     }
     if (X) {
         prox_vec3 c = prox_xform_point(X, prox_v3(k->x, k->y, k->z));
