@@ -305,14 +305,15 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, refine_best *rb)
  * certified lower bound down (prox_ctx_note_unsettled). Inner spheres that
  * overlap mean the solids overlap: distance 0. */
 
-/* the pair's scratch: the places settled this query (a leaf pair and its
- * key) and the triangle pair of the best distance found (UINT32_MAX: none) */
+/* the pair's scratch (zeroed by the engine before seed and root): the
+ * places settled this query (a leaf pair and its key) and the triangle
+ * pair of the best distance found (has_tris: whether there is one) */
 #define IST_PLACES 28
 typedef struct ist_places {
     uint32_t n;
     uint32_t a[IST_PLACES], b[IST_PLACES];
     float key[IST_PLACES];
-    uint32_t ta, tb;
+    uint32_t ta, tb, has_tris;
 } ist_places;
 _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before the float frame in the scratch");
 
@@ -460,7 +461,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb / len) : cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     if (rb_.d < best) {
-        pl->ta = rb_.ta, pl->tb = rb_.tb;
+        pl->ta = rb_.ta, pl->tb = rb_.tb, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, rb_.d, rb_.pa, rb_.pb, i, j);
     }
 }
@@ -498,9 +499,6 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
-    ist_places *pl = p->scratch;
-    if (!p->query->use_cache || !p->cache || !p->cache->valid)
-        pl->ta = pl->tb = UINT32_MAX; /* no seed ran */
     ist_fx_prepare(p);
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
@@ -512,7 +510,6 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     ist_fx_prepare(p);
     ist_places *pl = p->scratch;
-    pl->ta = pl->tb = UINT32_MAX;
     const prox_cache *k = p->cache;
     uint32_t la = k->leaf_a, lb = k->leaf_b;
     if (p->swapped) {
@@ -526,7 +523,7 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
         prox_vec3 pa, pb;
         double d = tri_pair_distance(A, k->hint_a, B, k->hint_b, &p->b_in_a, &pa, &pb);
         prox_ctx_count(c, 0, 1);
-        pl->ta = k->hint_a, pl->tb = k->hint_b;
+        pl->ta = k->hint_a, pl->tb = k->hint_b, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
     }
     double key = prox_v3_dist(sphere_centre(A, la, NULL), sphere_centre(B, lb, &p->b_in_a)) - A->orad_leaf[la] - B->orad_leaf[lb];
@@ -541,11 +538,10 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
  * neighbour can share a closer feature); the cache keeps the pair */
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
-    const prox_ist *A = p->a->impl, *B = p->b->impl;
     const ist_places *pl = p->scratch;
     double v;
     uint32_t la, lb;
-    if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0 || pl->ta >= A->tri_count || pl->tb >= B->tri_count)
+    if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0 || !pl->has_tris)
         return;
     refine_best rb = {v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0};
     if (!past_deadline(p))
