@@ -222,54 +222,6 @@ double bvh_rss_gap_approx(const bvh_rel *rel, const float ea[3], const float eb[
     return bvh_rss_gap_uv(u, v, rel->T, ea, eb);
 }
 
-/* ||R^T R - I||_F: how far R is from orthonormal (rounding, for poses
- * made from unit quaternions) */
-static double orth_defect(const prox_mat3 *R)
-{
-    double f2 = 0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double g = R->m[0][i] * R->m[0][j] + R->m[1][i] * R->m[1][j] + R->m[2][i] * R->m[2][j] - (i == j);
-            f2 += g * g;
-        }
-    return sqrt(f2);
-}
-
-static double det3(const prox_mat3 *R)
-{
-    const double(*m)[3] = R->m;
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-}
-
-/* The sphere's centre moves by |(R1 - R0) c + t1 - t0| and every point by
- * at most that plus ||R1 - R0|| r (spectral norm). For two rotations ||R1 - R0|| is
- * ||R1 - R0||_F / sqrt 2 exactly (R1 - R0 = R0 (Q - I), Q a rotation by some
- * angle a: singular values 2 sin(a/2) twice and 0); poses that are
- * rotations up to rounding (defect d = ||R^T R - I||_F) have polar factors
- * within d of them, which the 4 (d0 + d1) term covers; anything else (a
- * reflection, a sloppy matrix) gets the Frobenius norm, always an upper
- * bound. The whole-sphere Frobenius bound (|R1 - R0|_F (|c| + r) + |t1 - t0|)
- * was 1.21-1.24x larger on the steps of the bench paths. */
-double bvh_motion_bound(const prox_xform *X0, const prox_xform *X1, const double c[3], double radius)
-{
-    double f2 = 0, dc[3];
-    for (int i = 0; i < 3; i++) {
-        dc[i] = prox_v3_get(X1->t, i) - prox_v3_get(X0->t, i);
-        for (int j = 0; j < 3; j++) {
-            double d = X1->R.m[i][j] - X0->R.m[i][j];
-            f2 += d * d;
-            dc[i] += d * c[j];
-        }
-    }
-    double f = sqrt(f2), norm = f;
-    double d0 = orth_defect(&X0->R), d1 = orth_defect(&X1->R);
-    if (d0 < 1e-6 && d1 < 1e-6 && det3(&X0->R) > 0 && det3(&X1->R) > 0)
-        norm = f * M_SQRT1_2 + 4 * (d0 + d1);
-    norm = norm < f ? norm : f;
-    return (sqrt(dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2]) + norm * radius) * (1 + 1e-12) + 1e-300;
-}
-
 /* ---- build ---- */
 
 typedef struct build_task {

@@ -721,12 +721,11 @@ static int start_from_front(prox_ctx *c, const prox_pairstate *p, prox_front_ent
 }
 
 /* how far any point of B's tree can have moved between two poses of B in
- * A's frame (B's root sphere; bvh_motion_bound) */
+ * A's frame (B's root sphere) */
 static double moved_since(const prox_xform *X0, const prox_xform *X1, const prox_bvh *B)
 {
     const bvh_node *r = &B->nodes[0];
-    const double c[3] = {r->c[0], r->c[1], r->c[2]};
-    return bvh_motion_bound(X0, X1, c, r->radius);
+    return prox_xform_motion_bound(X0, X1, prox_v3(r->c[0], r->c[1], r->c[2]), r->radius);
 }
 
 static void root_distance(prox_ctx *c, const prox_pairstate *p)

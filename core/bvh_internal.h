@@ -185,6 +185,5 @@ static inline double bvh_rss_gap_uv(const double u[3], const double v[3], const 
  * and X1: an upper bound on max |X1 p - X0 p| over the ball, tight for rigid
  * poses (the spectral norm of R1 - R0, not the Frobenius norm, which is
  * sqrt 2 larger for rotations). */
-double bvh_motion_bound(const prox_xform *X0, const prox_xform *X1, const double c[3], double radius);
 
 #endif

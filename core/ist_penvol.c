@@ -657,8 +657,7 @@ static void expand_penvol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uin
  * B in A's frame */
 static double motion_bound(const prox_xform *X0, const prox_xform *X1, const prox_ist *B)
 {
-    double rad = sqrt((double)B->root[0] * B->root[0] + (double)B->root[1] * B->root[1] + (double)B->root[2] * B->root[2]) + B->root[3];
-    return prox_xform_motion_bound(X0, X1, rad);
+    return prox_xform_motion_bound(X0, X1, prox_v3(B->root[0], B->root[1], B->root[2]), B->root[3]);
 }
 
 static void root_penvol(prox_ctx *c, const prox_pairstate *p)

@@ -196,19 +196,10 @@ static inline prox_xform prox_xform_from_pose(prox_vec3 t, prox_quat q)
 }
 static inline prox_vec3 prox_xform_point(const prox_xform *X, prox_vec3 p) { return prox_v3_add(prox_m3_mul_v(&X->R, p), X->t); }
 
-/* How far any point within `radius` of the origin can move between the two
- * transforms: |R1 - R0| radius + |t1 - t0| (Frobenius norm, which bounds
- * the spectral one). */
-static inline double prox_xform_motion_bound(const prox_xform *X0, const prox_xform *X1, double radius)
-{
-    double f2 = 0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double d = X1->R.m[i][j] - X0->R.m[i][j];
-            f2 += d * d;
-        }
-    return sqrt(f2) * radius + prox_v3_dist(X1->t, X0->t);
-}
+/* How far any point within `radius` of c can move between the two
+ * transforms (an upper bound; spectral norm for rotations). Real-time
+ * safe. Defined in core/math.c. */
+double prox_xform_motion_bound(const prox_xform *X0, const prox_xform *X1, prox_vec3 c, double radius);
 static inline prox_vec3 prox_xform_vector(const prox_xform *X, prox_vec3 v) { return prox_m3_mul_v(&X->R, v); }
 /* X^-1 p */
 static inline prox_vec3 prox_xform_inv_point(const prox_xform *X, prox_vec3 p) { return prox_m3_tmul_v(&X->R, prox_v3_sub(p, X->t)); }

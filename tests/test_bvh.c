@@ -527,7 +527,7 @@ static void test_triangle_below(void)
     fprintf(stderr, "    %d of 20000 cut short\n", cut);
 }
 
-/* bvh_motion_bound (what lets front entries go untested): no point of the
+/* prox_xform_motion_bound (what lets front entries go untested): no point of the
  * ball moves farther than it says, for rigid steps of every size and for
  * poses that are not rotations (a stretch, a reflection: the Frobenius
  * fallback); and for rotations it is the spectral bound, sqrt 2 below the
@@ -550,7 +550,7 @@ static void test_motion_bound(void)
         if (it % 10 == 7) /* a reflection */
             for (int j = 0; j < 3; j++)
                 X1.R.m[2][j] = -X1.R.m[2][j];
-        double b = bvh_motion_bound(&X0, &X1, c, r), worst = 0;
+        double b = prox_xform_motion_bound(&X0, &X1, prox_v3(c[0], c[1], c[2]), r), worst = 0;
         /* the farthest point: c plus r along M's top right singular vector
          * (found by power iteration on M^T M), and random points */
         prox_mat3 M;
@@ -579,7 +579,7 @@ static void test_motion_bound(void)
                     f2 += M.m[i][j] * M.m[i][j];
             prox_xform X2 = X1;
             X2.t = X0.t;
-            double bb = bvh_motion_bound(&X0, &X2, c0, r);
+            double bb = prox_xform_motion_bound(&X0, &X2, prox_v3(c0[0], c0[1], c0[2]), r);
             n++;
             tight += bb <= sqrt(f2) * r * (M_SQRT1_2 + 1e-6);
         }
