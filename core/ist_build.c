@@ -169,15 +169,7 @@ static void derive_vrec(prox_ist *t)
             double r = nd->cr[j];
             if (c > i) {
                 const ist_vrec *w = &t->vrec[c];
-                r = 0;
-                for (int k = 0; k < 4; k++) {
-                    if (w->child[k] == IST_EMPTY)
-                        continue;
-                    double dx = (double)w->x[k] - nd->cx[j], dy = (double)w->y[k] - nd->cy[j], dz = (double)w->z[k] - nd->cz[j];
-                    double rk = sqrt(dx * dx + dy * dy + dz * dz) + w->r[k];
-                    r = rk > r ? rk : r;
-                }
-                r *= 1 + 1e-6;
+                r = ist_enclose_lanes(w->x, w->y, w->z, w->r, w->child, nd->cx[j], nd->cy[j], nd->cz[j]) * (1 + 1e-6);
             }
             v->r[j] = r < nd->cr[j] ? (float)r : nd->cr[j];
         }

@@ -153,21 +153,29 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
  * load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);
 
+/* The radius about (cx, cy, cz) that encloses four lanes of spheres
+ * (centres x, y, z, radii r; lanes whose child is IST_EMPTY skipped). */
+static inline double ist_enclose_lanes(const float x[4], const float y[4], const float z[4], const float r[4],
+                                       const uint32_t child[4], double cx, double cy, double cz)
+{
+    double R = 0;
+    for (int k = 0; k < 4; k++) {
+        if (child[k] == IST_EMPTY)
+            continue;
+        double dx = (double)x[k] - cx, dy = (double)y[k] - cy, dz = (double)z[k] - cz;
+        double rk = sqrt(dx * dx + dy * dy + dz * dz) + r[k];
+        R = rk > R ? rk : R;
+    }
+    return R;
+}
+
 /* The radius about node record i's child-j centre that encloses the
  * spheres of that child's own children (record centres, radii r[c][k]):
  * the bottom-up step shared by the per-lane radii derived at load. */
 static inline double ist_enclose_children(const prox_ist *t, uint32_t i, int j, const float (*r)[4])
 {
     const ist_node *nd = &t->nodes[i], *cn = &t->nodes[nd->child[j]];
-    double R = 0;
-    for (int k = 0; k < 4; k++) {
-        if (cn->child[k] == IST_EMPTY)
-            continue;
-        double dx = (double)cn->cx[k] - nd->cx[j], dy = (double)cn->cy[k] - nd->cy[j], dz = (double)cn->cz[k] - nd->cz[j];
-        double rk = sqrt(dx * dx + dy * dy + dz * dz) + r[nd->child[j]][k];
-        R = rk > R ? rk : R;
-    }
-    return R;
+    return ist_enclose_lanes(cn->cx, cn->cy, cn->cz, r[nd->child[j]], cn->child, nd->cx[j], nd->cy[j], nd->cz[j]);
 }
 
 /* A node id's volume ball: the centroid of its leaves' secondary volume
