@@ -650,6 +650,65 @@ static void test_closest_point_tree(void)
     prox_mesh_free(m);
 }
 
+/* Slivers: a tetrahedron 0.2 across whose bottom edge is cut into 2000
+ * pieces, so its two faces at that edge are fans of 2000 triangles 1e-4
+ * wide and about 0.2 long (|n|^2 / (|ab|^2 |ac|^2) near 2.5e-7, below the
+ * 1e-6 where the float ranking takes a triangle's edges only), in one mesh
+ * with a unit box beside it (the outer-ball build cuts every triangle into
+ * pieces of half a voxel: slivers as long as the object cost seconds). The
+ * closest triangle must still be found exactly, near the edge where the
+ * slivers meet and above their faces. */
+static void test_closest_point_slivers(void)
+{
+    enum { N = 2000 };
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    const uint32_t nb = box->vertex_count;
+    prox_vec3 v[N + 3 + 8];
+    uint32_t tris[2 * N + 2 + 12][3];
+    CHECK(nb <= 8 && box->triangle_count <= 12, "a box of 8 corners");
+    for (int k = 0; k <= N; k++)
+        v[k] = prox_v3(0.2 * k / N, 0, 0);
+    const uint32_t apex = N + 1, top = N + 2;
+    v[apex] = prox_v3(0.1, 0.2, 0);
+    v[top] = prox_v3(0.1, 0.06, 0.1);
+    uint32_t nt = 0;
+    for (uint32_t k = 0; k < N; k++) {
+        tris[nt][0] = apex, tris[nt][1] = k + 1, tris[nt][2] = k, nt++; /* bottom, facing -z */
+        tris[nt][0] = top, tris[nt][1] = k, tris[nt][2] = k + 1, nt++;
+    }
+    tris[nt][0] = top, tris[nt][1] = apex, tris[nt][2] = 0, nt++;
+    tris[nt][0] = top, tris[nt][1] = N, tris[nt][2] = apex, nt++;
+    for (uint32_t q = 0; q < nb; q++)
+        v[N + 3 + q] = prox_v3_add(box->vertices[q], prox_v3(0.1, 0, -1));
+    for (uint32_t q = 0; q < box->triangle_count; q++, nt++)
+        for (int c = 0; c < 3; c++)
+            tris[nt][c] = N + 3 + box->triangles[q][c];
+    prox_mesh *m = prox_mesh_from_arrays(v, N + 3 + nb, (const uint32_t(*)[3])tris, nt);
+    CHECK(m && m->closed && m->volume > 0, "the sliver tetrahedron and the box are closed and outward");
+    prox_ist *t = build(m, 200);
+    unsigned long long s = 5;
+    int slivers = 0;
+    for (int i = 0; i < 300; i++) {
+        /* near the cut edge (y = 0, z = 0), and above and below the fans */
+        double x = check_rng_uniform(&s, -0.02, 0.22), h = i < 150 ? 2e-5 : 0.01;
+        prox_vec3 p = prox_v3(x, check_rng_uniform(&s, -h, h), check_rng_uniform(&s, -h, h));
+        double want = mesh_surface_dist(m, p);
+        uint32_t tri;
+        prox_vec3 q;
+        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 0);
+        CHECK(fabs(got - want) <= 1e-12 * (1 + want), "closest %.17g vs brute force %.17g at (%g, %g, %g)", got, want, p.x, p.y, p.z);
+        CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= 1e-12, "witness on triangle %u", tri);
+        int on_edge = 0;
+        for (int c = 0; tri < t->tri_count && c < 3; c++)
+            on_edge += t->verts[t->tris[tri][c]].y == 0 && t->verts[t->tris[tri][c]].z == 0;
+        slivers += on_edge == 2;
+    }
+    CHECK(slivers > 100, "most answers are slivers (%d of 300)", slivers);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+    prox_mesh_free(box);
+}
+
 static void test_force_continuity_and_combined(void)
 {
     prox_mesh *ma = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.1)), *mb = prox_mesh_make_sphere(0.1, 2);
@@ -795,6 +854,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_penvol_vs_exact_boxes);
     RUN_TEST(test_outer_balls_cover);
     RUN_TEST(test_closest_point_tree);
+    RUN_TEST(test_closest_point_slivers);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_distance_many_places);
     RUN_TEST(test_force_continuity_and_combined);
