@@ -55,6 +55,51 @@ static void nearest_sphere(const prox_ist *t, uint32_t id, const double p[3], do
             nearest_sphere(t, nd->child[ord[a]], p, best, which);
 }
 
+/* a piece of the surface (a convex polygon of n corners) goes whole to
+ * the sphere nearest its centroid, whose outer radius grows to reach its
+ * corners (by convexity its farthest point from the centre) */
+static void cover_piece(prox_ist *t, const double (*V)[3], int n)
+{
+    double cen[3] = {0, 0, 0};
+    for (int q = 0; q < n; q++)
+        for (int k = 0; k < 3; k++)
+            cen[k] += V[q][k] / n;
+    double best = INFINITY;
+    uint32_t s = 0;
+    nearest_sphere(t, t->tree.root, cen, &best, &s);
+    const ist_sphere *q = &t->spheres[s];
+    for (int v = 0; v < n; v++) {
+        double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;
+        float R = (float)(sqrt(dx * dx + dy * dy + dz * dz) * (1 + 1e-6));
+        if (R > t->orad_leaf[s])
+            t->orad_leaf[s] = R;
+    }
+}
+
+/* A sliver (its shortest edge far below its longest) in strips across its
+ * length: with P0 the corner opposite the shortest edge, the points
+ * P0 + s ((P1 - P0) + u (P2 - P1)) on an ns x nu grid of (s, u) make
+ * trapezoids (triangles at P0), convex, sides at most a cell long. The
+ * square barycentric grid would cut it into sub^2 pieces of a cell where
+ * ns * nu suffice (a fan of 4002 slivers as long as the object: 12.6 s). */
+static void cover_strips(prox_ist *t, const double (*P)[3], int p0, int ns, int nu)
+{
+    const double *A = P[p0], *B = P[(p0 + 1) % 3], *C = P[(p0 + 2) % 3];
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nu; j++) {
+            double V[4][3];
+            const double sv[4] = {(double)i / ns, (double)i / ns, (double)(i + 1) / ns, (double)(i + 1) / ns};
+            const double uv[4] = {(double)j / nu, (double)(j + 1) / nu, (double)(j + 1) / nu, (double)j / nu};
+            for (int q = 0; q < 4; q++)
+                for (int k = 0; k < 3; k++)
+                    V[q][k] = A[k] + sv[q] * ((B[k] - A[k]) + uv[q] * (C[k] - B[k]));
+            if (i == 0) /* corners 0 and 1 are both P0 */
+                cover_piece(t, (const double (*)[3])V + 1, 3);
+            else
+                cover_piece(t, (const double (*)[3])V, 4);
+        }
+}
+
 int ist_outer_build(prox_ist *t)
 {
     free(t->orad_leaf);
@@ -71,14 +116,23 @@ int ist_outer_build(prox_ist *t)
         for (int v = 0; v < 3; v++)
             for (int k = 0; k < 3; k++)
                 P[v][k] = prox_v3_get(t->verts[t->tris[f][v]], k);
-        double diam = 0;
+        double diam = 0, shortest = INFINITY;
+        int opp = 0; /* the corner opposite the shortest edge */
         for (int v = 0; v < 3; v++) {
             const double *a = P[v], *b = P[(v + 1) % 3];
             double e = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
             diam = e > diam ? e : diam;
+            if (e < shortest)
+                shortest = e, opp = (v + 2) % 3;
         }
         int sub = cell > 0 ? (int)ceil(diam / cell) : 1;
         sub = sub < 1 ? 1 : sub > 256 ? 256 : sub;
+        int nu = cell > 0 ? (int)ceil(shortest / cell) : 1;
+        nu = nu < 1 ? 1 : nu;
+        if (4 * sub * nu < sub * sub) {
+            cover_strips(t, (const double (*)[3])P, opp, sub, nu);
+            continue;
+        }
         /* grid point (a, b): P0 + a/sub (P1 - P0) + b/sub (P2 - P0); cells
          * "up" (a,b),(a+1,b),(a,b+1) and "down" (a+1,b),(a,b+1),(a+1,b+1) */
         for (int a = 0; a < sub; a++)
@@ -87,24 +141,13 @@ int ist_outer_build(prox_ist *t)
                     if (down && a + b + 2 > sub)
                         continue;
                     const int g[2][3][2] = {{{a, b}, {a + 1, b}, {a, b + 1}}, {{a + 1, b}, {a, b + 1}, {a + 1, b + 1}}};
-                    double V[3][3], cen[3] = {0, 0, 0};
+                    double V[3][3];
                     for (int q = 0; q < 3; q++) {
                         double u = (double)g[down][q][0] / sub, w = (double)g[down][q][1] / sub;
-                        for (int k = 0; k < 3; k++) {
+                        for (int k = 0; k < 3; k++)
                             V[q][k] = P[0][k] + u * (P[1][k] - P[0][k]) + w * (P[2][k] - P[0][k]);
-                            cen[k] += V[q][k] / 3;
-                        }
                     }
-                    double best = INFINITY;
-                    uint32_t s = 0;
-                    nearest_sphere(t, t->tree.root, cen, &best, &s);
-                    const ist_sphere *q = &t->spheres[s];
-                    for (int v = 0; v < 3; v++) {
-                        double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;
-                        float R = (float)(sqrt(dx * dx + dy * dy + dz * dz) * (1 + 1e-6));
-                        if (R > t->orad_leaf[s])
-                            t->orad_leaf[s] = R;
-                    }
+                    cover_piece(t, (const double (*)[3])V, 3);
                 }
     }
     return 0;

@@ -27,10 +27,11 @@ static double mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
     return sqrt(best);
 }
 
-static prox_ist *build(prox_mesh *m, uint32_t spheres)
+static prox_ist *build_grid(prox_mesh *m, uint32_t spheres, uint32_t voxels)
 {
     prox_ist_def d = prox_ist_def_default();
     d.target_spheres = spheres;
+    d.voxels = voxels;
     d.progress = 0;
     prox_ist *t = NULL;
     char err[256];
@@ -38,6 +39,8 @@ static prox_ist *build(prox_mesh *m, uint32_t spheres)
     CHECK(rc == 0, "build: %s", err);
     return t;
 }
+
+static prox_ist *build(prox_mesh *m, uint32_t spheres) { return build_grid(m, spheres, 0); }
 
 /* every leaf below id, with its bounding-sphere check */
 static void check_node(const prox_ist *t, uint32_t id, const float s[4], double *vol, uint32_t *leaves, int *bad)
@@ -562,10 +565,8 @@ static void test_distance_many_places(void)
  * random interior points of all triangles, against all spheres), no outer
  * ball is smaller than its inner sphere, and every node record's outer
  * lane encloses the outer balls below it. */
-static void test_outer_balls_cover(void)
+static void check_outer_cover(const prox_mesh *m, const prox_ist *t, const char *what)
 {
-    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 40, 20);
-    prox_ist *t = build(m, 600);
     unsigned long long s = 5;
     int uncovered = 0, smaller = 0, loose = 0;
     for (uint32_t i = 0; i < t->sphere_count; i++)
@@ -612,9 +613,24 @@ static void test_outer_balls_cover(void)
                         stack[k++] = t->nodes[id].child[i];
             }
         }
-    CHECK(uncovered == 0, "%d surface points outside every outer ball", uncovered);
-    CHECK(smaller == 0, "%d outer balls smaller than their inner spheres", smaller);
-    CHECK(loose == 0, "%d leaves outside their ancestors' outer lanes", loose);
+    CHECK(uncovered == 0, "%s: %d surface points outside every outer ball", what, uncovered);
+    CHECK(smaller == 0, "%s: %d outer balls smaller than their inner spheres", what, smaller);
+    CHECK(loose == 0, "%s: %d leaves outside their ancestors' outer lanes", what, loose);
+}
+
+static prox_mesh *make_slivers(void);
+
+/* on a torus (the square grid of pieces) and on fans of slivers (strips) */
+static void test_outer_balls_cover(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 40, 20);
+    prox_ist *t = build(m, 600);
+    check_outer_cover(m, t, "torus");
+    prox_ist_free(t);
+    prox_mesh_free(m);
+    m = make_slivers();
+    t = build_grid(m, 200, 20000);
+    check_outer_cover(m, t, "slivers");
     prox_ist_free(t);
     prox_mesh_free(m);
 }
@@ -650,27 +666,23 @@ static void test_closest_point_tree(void)
     prox_mesh_free(m);
 }
 
-/* Slivers: a tetrahedron 0.2 across whose bottom edge is cut into 2000
- * pieces, so its two faces at that edge are fans of 2000 triangles 1e-4
- * wide and about 0.2 long (|n|^2 / (|ab|^2 |ac|^2) near 2.5e-7, below the
- * 1e-6 where the float ranking takes a triangle's edges only), in one mesh
- * with a unit box beside it (the outer-ball build cuts every triangle into
- * pieces of half a voxel: slivers as long as the object cost seconds). The
- * closest triangle must still be found exactly, near the edge where the
- * slivers meet and above their faces. */
-static void test_closest_point_slivers(void)
+/* Slivers: a tetrahedron about 1 across whose bottom edge is cut into
+ * 2000 pieces, so its two faces at that edge are fans of 2000 triangles
+ * 5e-4 wide and about 1 long (|n|^2 / (|ab|^2 |ac|^2) near 2.5e-7, below
+ * the 1e-6 where the float ranking takes a triangle's edges only). Used for
+ * the closest point (the closest triangle must still be found exactly,
+ * near the edge where the slivers meet and above their faces) and the
+ * outer balls (the build covers slivers in strips). */
+static prox_mesh *make_slivers(void)
 {
     enum { N = 2000 };
-    prox_mesh *box = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
-    const uint32_t nb = box->vertex_count;
-    prox_vec3 v[N + 3 + 8];
-    uint32_t tris[2 * N + 2 + 12][3];
-    CHECK(nb <= 8 && box->triangle_count <= 12, "a box of 8 corners");
+    prox_vec3 v[N + 3];
+    uint32_t tris[2 * N + 2][3];
     for (int k = 0; k <= N; k++)
-        v[k] = prox_v3(0.2 * k / N, 0, 0);
+        v[k] = prox_v3((double)k / N, 0, 0);
     const uint32_t apex = N + 1, top = N + 2;
-    v[apex] = prox_v3(0.1, 0.2, 0);
-    v[top] = prox_v3(0.1, 0.06, 0.1);
+    v[apex] = prox_v3(0.5, 1, 0);
+    v[top] = prox_v3(0.5, 0.3, 0.5);
     uint32_t nt = 0;
     for (uint32_t k = 0; k < N; k++) {
         tris[nt][0] = apex, tris[nt][1] = k + 1, tris[nt][2] = k, nt++; /* bottom, facing -z */
@@ -678,19 +690,20 @@ static void test_closest_point_slivers(void)
     }
     tris[nt][0] = top, tris[nt][1] = apex, tris[nt][2] = 0, nt++;
     tris[nt][0] = top, tris[nt][1] = N, tris[nt][2] = apex, nt++;
-    for (uint32_t q = 0; q < nb; q++)
-        v[N + 3 + q] = prox_v3_add(box->vertices[q], prox_v3(0.1, 0, -1));
-    for (uint32_t q = 0; q < box->triangle_count; q++, nt++)
-        for (int c = 0; c < 3; c++)
-            tris[nt][c] = N + 3 + box->triangles[q][c];
-    prox_mesh *m = prox_mesh_from_arrays(v, N + 3 + nb, (const uint32_t(*)[3])tris, nt);
-    CHECK(m && m->closed && m->volume > 0, "the sliver tetrahedron and the box are closed and outward");
-    prox_ist *t = build(m, 200);
+    prox_mesh *m = prox_mesh_from_arrays(v, N + 3, (const uint32_t(*)[3])tris, nt);
+    CHECK(m && m->closed && m->volume > 0, "the sliver tetrahedron is closed and outward");
+    return m;
+}
+
+static void test_closest_point_slivers(void)
+{
+    prox_mesh *m = make_slivers();
+    prox_ist *t = build_grid(m, 200, 20000);
     unsigned long long s = 5;
     int slivers = 0;
     for (int i = 0; i < 300; i++) {
         /* near the cut edge (y = 0, z = 0), and above and below the fans */
-        double x = check_rng_uniform(&s, -0.02, 0.22), h = i < 150 ? 2e-5 : 0.01;
+        double x = check_rng_uniform(&s, -0.1, 1.1), h = i < 150 ? 1e-4 : 0.05;
         prox_vec3 p = prox_v3(x, check_rng_uniform(&s, -h, h), check_rng_uniform(&s, -h, h));
         double want = mesh_surface_dist(m, p);
         uint32_t tri;
@@ -706,7 +719,6 @@ static void test_closest_point_slivers(void)
     CHECK(slivers > 100, "most answers are slivers (%d of 300)", slivers);
     prox_ist_free(t);
     prox_mesh_free(m);
-    prox_mesh_free(box);
 }
 
 static void test_force_continuity_and_combined(void)
