@@ -447,6 +447,17 @@ static void test_penvol_vs_brute(void)
     prox_mesh_free(mb);
 }
 
+/* the two meshes of a distance test with their inner sphere trees and BVHs */
+static void free_scene(prox_ist *A, prox_ist *B, prox_bvh *ba, prox_bvh *bb, prox_mesh *ma, prox_mesh *mb)
+{
+    prox_bvh_free(ba);
+    prox_bvh_free(bb);
+    prox_ist_free(A);
+    prox_ist_free(B);
+    prox_mesh_free(ma);
+    prox_mesh_free(mb);
+}
+
 static void test_distance_vs_mesh(void)
 {
     prox_mesh *ma = prox_mesh_make_box(prox_v3(0.45, 0.3, 0.25)), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
@@ -492,12 +503,7 @@ static void test_distance_vs_mesh(void)
     }
     CHECK(path_worst < 0.005, "coherent IST distance within 0.5%% (worst %.3g)", path_worst);
     fprintf(stderr, "    worst relative distance error at 1500 spheres: %.4f\n", worst_rel);
-    prox_bvh_free(ba);
-    prox_bvh_free(bb);
-    prox_ist_free(A);
-    prox_ist_free(B);
-    prox_mesh_free(ma);
-    prox_mesh_free(mb);
+    free_scene(A, B, ba, bb, ma, mb);
 }
 
 /* One mesh of n x n separate boxes ("nails", 0.06 wide, 0.12 apart, bottoms
@@ -552,12 +558,7 @@ static void test_distance_many_places(void)
         worst = fmax(worst, (r.value - exact.value) / exact.value);
     }
     CHECK(worst < 0.005, "IST distance over many near places within 0.5%% of exact (worst %.3g)", worst);
-    prox_bvh_free(ba);
-    prox_bvh_free(bb);
-    prox_ist_free(A);
-    prox_ist_free(B);
-    prox_mesh_free(ma);
-    prox_mesh_free(mb);
+    free_scene(A, B, ba, bb, ma, mb);
 }
 
 /* The outer balls cover the surface: every point of every triangle lies in
