@@ -125,12 +125,14 @@ int ist_outer_build(prox_ist *t)
             if (e < shortest)
                 shortest = e, opp = (v + 2) % 3;
         }
-        int sub = cell > 0 ? (int)ceil(diam / cell) : 1;
-        sub = sub < 1 ? 1 : sub > 256 ? 256 : sub;
+        /* (cells across: at most a few times the voxel grid's size) */
+        int len = cell > 0 ? (int)ceil(diam / cell) : 1;
+        len = len < 1 ? 1 : len;
+        int sub = len > 256 ? 256 : len; /* the square grid's pieces grow beyond 256 cells */
         int nu = cell > 0 ? (int)ceil(shortest / cell) : 1;
         nu = nu < 1 ? 1 : nu;
         if (4 * sub * nu < sub * sub) {
-            cover_strips(t, (const double (*)[3])P, opp, sub, nu);
+            cover_strips(t, (const double (*)[3])P, opp, len, nu);
             continue;
         }
         /* grid point (a, b): P0 + a/sub (P1 - P0) + b/sub (P2 - P0); cells
