@@ -394,7 +394,8 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     /* the queue's key was about the node record's centre: about the
      * spheres' own centres the outer balls may show that the pair's pieces
      * come no closer than the best pair */
-    if (key >= prox_ctx_best(c) * (1.0 - p->query->rel_err))
+    const double best = prox_ctx_best(c);
+    if (key >= best * (1.0 - p->query->rel_err))
         return;
     /* Measured and not kept (callgrind, instructions per query, 40 random /
      * 80 coherent bench poses): an oriented box per sphere around the same
@@ -445,7 +446,6 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
             k = pl->key[q] > pl->key[k] ? (int)q : k;
     }
     pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)place_key;
-    const double best = prox_ctx_best(c);
     /* Measured and not kept: the chain started on A's surface instead (the
      * point of A's attached triangle nearest B's sphere centre), its first
      * projection onto B bounded by the best distance so far (a chain
