@@ -251,15 +251,57 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
     }
 }
 
+/* the pair's scratch (zeroed by the engine before seed and root): the
+ * places settled this query (a leaf pair and its key), the triangle pair
+ * of the best distance found (has_tris: whether there is one), and the
+ * triangle pairs chains reached before their last round (chain_seen) */
+#define IST_PLACES 28
+#define IST_SEEN 32
+typedef struct ist_places {
+    uint32_t n;
+    uint32_t a[IST_PLACES], b[IST_PLACES];
+    float key[IST_PLACES];
+    uint32_t ta, tb, has_tris;
+    uint32_t seen_n; /* recorded so far (the last IST_SEEN kept) */
+    uint32_t seen_a[IST_SEEN], seen_b[IST_SEEN];
+    uint8_t seen_round[IST_SEEN];
+} ist_places;
+_Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before the float frame in the scratch");
+
+#define IST_ROUNDS 3
+
+/* Whether a chain of this query reached triangle pair (ta, tb) at this
+ * round or an earlier one; if not, the pair is recorded. A round's pair
+ * decides everything after it (the next round starts at the closest point
+ * of tb to ta, with bounds from their distance), so a chain that reaches a
+ * recorded pair would repeat what the earlier chain did from there, for
+ * no more rounds than that chain had left: it stops. Only rounds before
+ * the last are recorded (a chain stops after its last round anyway); the
+ * last IST_SEEN are kept. (Bench poses, 200 random: 9-13% fewer rounds
+ * on bunny00, armadillo, knot1; callgrind on 40 random / 80 coherent poses
+ * of the five meshes: 3-13% fewer instructions; the same answers bit for
+ * bit on all 3,500 bench poses.) */
+static int chain_seen(ist_places *pl, uint32_t ta, uint32_t tb, int round)
+{
+    uint32_t n = pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN;
+    for (uint32_t k = 0; k < n; k++)
+        if (pl->seen_a[k] == ta && pl->seen_b[k] == tb && pl->seen_round[k] <= round)
+            return 1;
+    uint32_t w = pl->seen_n++ % IST_SEEN;
+    pl->seen_a[w] = ta, pl->seen_b[w] = tb, pl->seen_round[w] = (uint8_t)round;
+    return 0;
+}
+
 /* Alternating projection from x (A's frame) onto A, then B, then A...,
  * each round jumping to the exact closest points of the two triangles
- * found; stops when a round no longer improves or after IST_ROUNDS rounds
- * (on the bench's random poses a fourth round changed p95 errors by
+ * found; stops when a round no longer improves, reaches a triangle pair
+ * an earlier chain reached as early (chain_seen), or after IST_ROUNDS
+ * rounds (on the bench's random poses a fourth round changed p95 errors by
  * nothing and cost a third more projections). Every pair better than
  * rb->d is kept in *rb. */
-#define IST_ROUNDS 3
 static void project_chain(const prox_pairstate *p, prox_vec3 x, refine_best *rb)
 {
+    ist_places *pl = p->scratch;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double on_a = INFINITY, last = INFINITY;
     for (int it = 0; it < IST_ROUNDS && !past_deadline(p); it++) {
@@ -273,7 +315,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, refine_best *rb)
         rb->tests++;
         if (d < rb->d)
             rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
-        if (!(d < last * (1 - 1e-9)))
+        if (!(d < last * (1 - 1e-9)) || (it < IST_ROUNDS - 1 && chain_seen(pl, ta, tb, it)))
             break;
         last = d;
         x = pb; /* B's point starts the next round */
@@ -304,18 +346,6 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, refine_best *rb)
  * the two pieces, so every settled or skipped leaf pair's key holds the
  * certified lower bound down (prox_ctx_note_unsettled). Inner spheres that
  * overlap mean the solids overlap: distance 0. */
-
-/* the pair's scratch (zeroed by the engine before seed and root): the
- * places settled this query (a leaf pair and its key) and the triangle
- * pair of the best distance found (has_tris: whether there is one) */
-#define IST_PLACES 28
-typedef struct ist_places {
-    uint32_t n;
-    uint32_t a[IST_PLACES], b[IST_PLACES];
-    float key[IST_PLACES];
-    uint32_t ta, tb, has_tris;
-} ist_places;
-_Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before the float frame in the scratch");
 
 /* The 16 keys |c_a - c_b| - R_a - R_b of lanes a and b (b moved into A's
  * frame with its radii grown by the float margin, so every key is at or
