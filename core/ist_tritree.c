@@ -10,9 +10,11 @@
  * that, and so on (alternating projection). The first projections reach
  * across the gap between the objects, where a uniform grid would test every
  * triangle within that radius; a box tree prunes them in O(log n). It is
- * built in O(n log n) with median splits on centroids (no fitting: about
- * 10 ms for 75k triangles) and stored in .ist files as a binary tree with
- * leaves of up to four triangles. Queries run on a wide copy derived at
+ * built top down on the triangles' centroids with binned surface-area
+ * splits (sah_split; about 57 ms for 75k triangles, median splits took 24)
+ * and stored in .ist files as a binary tree with leaves of up to four
+ * triangles (files written with the earlier median splits load and answer
+ * the same, a little slower). Queries run on a wide copy derived at
  * load (ist_tritree_widen): four children a node, their boxes tested in
  * one SSE pass, and a leaf's up to four triangles likewise (float ranking,
  * the near-ties decided in doubles), depth first, nearest child first, no
@@ -78,10 +80,97 @@ static void select_k(build_ctx *b, uint32_t lo, uint32_t hi, uint32_t k, int axi
     }
 }
 
-/* Top down on the centroids only (their extent picks the split axis, a
- * quickselect splits at the median); boxes bottom up (a leaf's from its
- * triangles, an inner node's as the union of its children's). */
-static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
+/* The split of a node's triangles: binned surface area heuristic on the
+ * centroids (IST_SAH_BINS bins per axis; the cut minimising the summed
+ * box areas times triangle counts of the two sides), the median of the
+ * centroids' longest extent where no bin boundary separates them or below
+ * IST_SAH_DEPTH. Against median splits alone the projections of the IST
+ * distance query visit 8-13% fewer wide nodes and leaf blocks (200 random
+ * bench poses, bunny00, armadillo, knot1) and the queries run 3-10% fewer
+ * instructions (callgrind, 40 random / 80 coherent poses, five meshes);
+ * the same answers. The depth cap keeps the tree within the query's
+ * stack: below it median splits add at most 30 levels. */
+enum { IST_SAH_BINS = 16, IST_SAH_DEPTH = 40 };
+
+static int sah_bin(const build_item *it, int axis, float lo, float ext)
+{
+    int q = (int)((it->c[axis] - lo) / ext * IST_SAH_BINS);
+    return q < 0 ? 0 : q >= IST_SAH_BINS ? IST_SAH_BINS - 1 : q;
+}
+
+typedef struct sah_box {
+    float lo[3], hi[3];
+    uint32_t n;
+} sah_box;
+
+static void sah_grow(sah_box *b, const float lo[3], const float hi[3], uint32_t n)
+{
+    for (int k = 0; k < 3; k++) {
+        b->lo[k] = lo[k] < b->lo[k] ? lo[k] : b->lo[k];
+        b->hi[k] = hi[k] > b->hi[k] ? hi[k] : b->hi[k];
+    }
+    b->n += n;
+}
+
+static float sah_cost(const sah_box *b)
+{
+    float x = b->hi[0] - b->lo[0], y = b->hi[1] - b->lo[1], z = b->hi[2] - b->lo[2];
+    return (x * y + y * z + z * x) * (float)b->n;
+}
+
+/* the SAH cut of it[lo..hi) (centroid bounds cmn..cmx), partitioned in
+ * place at *mid; -1 where no bin boundary separates the centroids */
+static int sah_split(build_ctx *b, uint32_t lo, uint32_t hi, const float cmn[3], const float cmx[3], uint32_t *mid)
+{
+    const sah_box empty = {{FLT_MAX, FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
+    float best = INFINITY;
+    int best_axis = -1, best_cut = 0;
+    for (int axis = 0; axis < 3; axis++) {
+        float ext = cmx[axis] - cmn[axis];
+        if (!(ext > 0))
+            continue;
+        sah_box bin[IST_SAH_BINS], right[IST_SAH_BINS];
+        for (int q = 0; q < IST_SAH_BINS; q++)
+            bin[q] = empty;
+        for (uint32_t i = lo; i < hi; i++) {
+            uint32_t t = b->it[i].t;
+            sah_grow(&bin[sah_bin(&b->it[i], axis, cmn[axis], ext)], b->tlo[t], b->thi[t], 1);
+        }
+        /* right[q]: bins q.. together; the cut after bin q leaves 0..q left */
+        right[IST_SAH_BINS - 1] = bin[IST_SAH_BINS - 1];
+        for (int q = IST_SAH_BINS - 2; q >= 0; q--)
+            right[q] = right[q + 1], sah_grow(&right[q], bin[q].lo, bin[q].hi, bin[q].n);
+        sah_box left = empty;
+        for (int q = 0; q + 1 < IST_SAH_BINS; q++) {
+            sah_grow(&left, bin[q].lo, bin[q].hi, bin[q].n);
+            if (left.n == 0 || right[q + 1].n == 0)
+                continue;
+            float c = sah_cost(&left) + sah_cost(&right[q + 1]);
+            if (c < best)
+                best = c, best_axis = axis, best_cut = q;
+        }
+    }
+    if (best_axis < 0)
+        return -1;
+    const float ext = cmx[best_axis] - cmn[best_axis];
+    uint32_t i = lo, j = hi;
+    while (i < j) {
+        if (sah_bin(&b->it[i], best_axis, cmn[best_axis], ext) <= best_cut)
+            i++;
+        else {
+            build_item t = b->it[i];
+            b->it[i] = b->it[--j];
+            b->it[j] = t;
+        }
+    }
+    *mid = i;
+    return 0;
+}
+
+/* Top down on the centroids (sah_split, or a quickselect at the median of
+ * their longest extent); boxes bottom up (a leaf's from its triangles, an
+ * inner node's as the union of its children's). */
+static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi, int depth)
 {
     ist_tritree *g = b->g;
     uint32_t id = g->node_count++;
@@ -114,9 +203,12 @@ static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi)
         if (cmx[k] - cmn[k] > cmx[axis] - cmn[axis])
             axis = k;
     uint32_t mid = lo + (hi - lo) / 2;
-    select_k(b, lo, hi, mid, axis);
-    uint32_t l = build_node(b, lo, mid);
-    uint32_t r = build_node(b, mid, hi);
+    if (depth >= IST_SAH_DEPTH || sah_split(b, lo, hi, cmn, cmx, &mid) != 0) {
+        mid = lo + (hi - lo) / 2;
+        select_k(b, lo, hi, mid, axis);
+    }
+    uint32_t l = build_node(b, lo, mid, depth + 1);
+    uint32_t r = build_node(b, mid, hi, depth + 1);
     ist_box *n = &g->nodes[id];
     const ist_box *L = &g->nodes[l], *R = &g->nodes[r];
     for (int k = 0; k < 3; k++) {
@@ -153,7 +245,7 @@ int ist_tritree_build(prox_ist *t)
         }
     }
     g->node_count = 0;
-    build_node(&b, 0, n);
+    build_node(&b, 0, n, 0);
     for (uint32_t i = 0; i < n; i++)
         g->order[i] = b.it[i].t;
     g->ltri = malloc(sizeof *g->ltri * n);
