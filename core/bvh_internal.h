@@ -181,9 +181,4 @@ static inline double bvh_rss_gap_uv(const double u[3], const double v[3], const 
     return gap / (len * (1.0 + 1e-12)) - (double)ea[2] - (double)eb[2];
 }
 
-/* How far a point of the ball (centre c, radius) can move between poses X0
- * and X1: an upper bound on max |X1 p - X0 p| over the ball, tight for rigid
- * poses (the spectral norm of R1 - R0, not the Frobenius norm, which is
- * sqrt 2 larger for rotations). */
-
 #endif

@@ -202,11 +202,9 @@ static uint32_t build_node(build_ctx *b, uint32_t lo, uint32_t hi, int depth)
     for (int k = 1; k < 3; k++)
         if (cmx[k] - cmn[k] > cmx[axis] - cmn[axis])
             axis = k;
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (depth >= IST_SAH_DEPTH || sah_split(b, lo, hi, cmn, cmx, &mid) != 0) {
-        mid = lo + (hi - lo) / 2;
+    uint32_t mid = lo + (hi - lo) / 2; /* sah_split moves it when it cuts */
+    if (depth >= IST_SAH_DEPTH || sah_split(b, lo, hi, cmn, cmx, &mid) != 0)
         select_k(b, lo, hi, mid, axis);
-    }
     uint32_t l = build_node(b, lo, mid, depth + 1);
     uint32_t r = build_node(b, mid, hi, depth + 1);
     ist_box *n = &g->nodes[id];

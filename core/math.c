@@ -79,11 +79,11 @@ static double orth_defect(const prox_mat3 *R)
     return sqrt(f2);
 }
 
+/* det R: the triple product of its rows */
 static double det3(const prox_mat3 *R)
 {
     const double(*m)[3] = R->m;
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    return prox_v3_dot(prox_v3(m[0][0], m[0][1], m[0][2]), prox_v3_cross(prox_v3(m[1][0], m[1][1], m[1][2]), prox_v3(m[2][0], m[2][1], m[2][2])));
 }
 
 /* The sphere's centre moves by |(R1 - R0) c + t1 - t0| and every point by
