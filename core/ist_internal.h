@@ -55,12 +55,13 @@ typedef struct ist_box {
     uint32_t a, b;
 } ist_box;
 /* The same tree collapsed to four children a node for the queries
- * (derived at build and load, never stored): child boxes as SSE lanes,
+ * (derived at build and load, never stored): child oriented boxes as SSE lanes,
  * leaves of up to four triangles as lanes (corner k, axis a in v[3k + a];
  * an empty lane repeats lane 0). */
 #define IST_WIDE_LEAF 0x80000000u
 typedef struct ist_wnode {
-    float lo[3][4], hi[3][4]; /* an empty lane: lo = +inf, hi = -inf (never near) */
+    float ax[9][4];           /* lane k's box axes: axis i, component c in ax[3i + c][k] */
+    float lo[3][4], hi[3][4]; /* its extent along axis i; an empty lane: lo = +inf, hi = -inf (never near) */
     uint32_t child[4];        /* wide node, IST_WIDE_LEAF | leaf block, or IST_EMPTY */
 } ist_wnode;
 typedef struct ist_wleaf {
@@ -72,7 +73,8 @@ typedef struct ist_tritree {
     uint32_t *order; /* triangle indices, leaf ranges */
     float (*ltri)[9]; /* the triangles in leaf order, float: one stream per leaf */
     uint32_t node_count;
-    ist_wnode *wide; /* wide node 0 is the root */
+    float (*obb)[15]; /* per binary node: an oriented box, axes (3 x 3), lo[3], hi[3] along them (ist_tritree_obb) */
+    ist_wnode *wide;  /* wide node 0 is the root */
     ist_wleaf *wleaf;
 } ist_tritree;
 
@@ -133,6 +135,14 @@ struct prox_ist {
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
 /* the wide tree from the binary one (build and load); 0, or -1 out of memory */
 int ist_tritree_widen(ist_tritree *g);
+/* the binary nodes' oriented boxes (build, and load of files before version 5); 0, or -1 out of memory */
+int ist_tritree_obb(ist_tritree *g);
+/* A loaded box tree's shape: every node below one parent at most, and no
+ * deeper than IST_TRITREE_MAX_DEPTH (the build's surface-area splits stop
+ * at depth 40, its median splits add at most 30): 1, 0 if not, -1 out of
+ * memory. The derivations recurse over the tree. */
+#define IST_TRITREE_MAX_DEPTH 80
+int ist_tritree_shape_ok(const ist_tritree *g);
 /* outer balls: per sphere (every triangle against the tree: build time)
  * and per node record (bottom up: load time). 0, or -1 out of memory. */
 int ist_outer_build(prox_ist *t);

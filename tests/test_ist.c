@@ -203,6 +203,7 @@ static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
     prox_ist *t = build(m, 300);
+    const size_t obb_bytes = sizeof(float[15]) * t->tritree.node_count; /* version 5's block, the last */
     char path[] = "/tmp/hapticd-ist-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -216,13 +217,51 @@ static void test_files(void)
         CHECK(!memcmp(u->nodes, t->nodes, sizeof(ist_node) * t->node_count), "nodes equal");
         CHECK(!memcmp(u->sec, t->sec, sizeof(float[4]) * t->sphere_count), "secondary spheres equal");
         CHECK(!memcmp(u->orad_leaf, t->orad_leaf, sizeof(float) * t->sphere_count), "outer radii equal");
+        CHECK(!memcmp(u->tritree.obb, t->tritree.obb, obb_bytes), "oriented boxes equal");
         prox_ist_free(u);
+    }
+    /* a version 4 file (no oriented boxes) derives them at load, the same;
+     * an oriented box turned inside out, or not a number, is refused */
+    {
+        size_t full;
+        unsigned char *b = check_read_file(path, &full);
+        CHECK(b != NULL && full > obb_bytes + 12, "read back");
+        char p4[] = "/tmp/hapticd-ist4-XXXXXX";
+        CHECK(write_as_version(path, 4, full - 4 - obb_bytes, p4) == 0, "write v4");
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p4, &w, err, sizeof err) == 0 && w, "version 4 loads: %s", err);
+        if (w)
+            CHECK(!memcmp(w->tritree.obb, t->tritree.obb, obb_bytes), "version 4: oriented boxes derived alike");
+        prox_ist_free(w);
+        unlink(p4);
+        const float bad[2] = {NAN, 0};
+        for (int k = 0; k < 2; k++) {
+            unsigned char *c = malloc(full);
+            memcpy(c, b, full);
+            /* the last box's first lower extent: not a number, or above its upper one */
+            size_t at = full - 4 - sizeof(float[15]) + 9 * sizeof(float);
+            float v = k ? 1e30f : bad[0];
+            memcpy(c + at, &v, 4);
+            uint32_t crc = (uint32_t)crc32(0L, c + 8, (uInt)(full - 4 - 8));
+            memcpy(c + full - 4, &crc, 4);
+            char p5[] = "/tmp/hapticd-ist5-XXXXXX";
+            int fd5 = mkstemp(p5);
+            CHECK(fd5 >= 0 && write(fd5, c, full) == (ssize_t)full, "write v5");
+            close(fd5);
+            w = NULL;
+            CHECK(prox_ist_load(p5, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "bad oriented box %d: %s", k,
+                  err);
+            unlink(p5);
+            free(c);
+        }
+        free(b);
     }
     /* a version 3 file (no outer radii) derives them at load, the same */
     {
         size_t full;
         unsigned char *b = check_read_file(path, &full);
-        CHECK(b != NULL && full > 4 * t->sphere_count + 12, "read back");
+        CHECK(b != NULL && full > 4 * t->sphere_count + obb_bytes + 12, "read back");
+        full -= obb_bytes; /* as a version 4 file: the outer radii end it */
         char p3[] = "/tmp/hapticd-ist3-XXXXXX";
         CHECK(write_as_version(path, 3, full - 4 - sizeof(float) * t->sphere_count, p3) == 0, "write v3");
         prox_ist *w = NULL;
@@ -233,6 +272,8 @@ static void test_files(void)
         unlink(p3);
         /* an outer radius below its inner sphere's radius is refused */
         float small = t->spheres[0].r * 0.5f;
+        const uint32_t v4 = 4;
+        memcpy(b + 8, &v4, 4);
         memcpy(b + full - 4 - sizeof(float) * t->sphere_count, &small, 4);
         uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 4 - 8));
         memcpy(b + full - 4, &crc, 4);
@@ -250,10 +291,10 @@ static void test_files(void)
     {
         size_t full;
         unsigned char *b = check_read_file(path, &full);
-        CHECK(b != NULL && full > 16 * t->sphere_count + 12, "read back");
+        CHECK(b != NULL && full > 16 * t->sphere_count + obb_bytes + 12, "read back");
         free(b);
         char p2[] = "/tmp/hapticd-ist2-XXXXXX";
-        CHECK(write_as_version(path, 2, full - 4 - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
+        CHECK(write_as_version(path, 2, full - 4 - obb_bytes - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p2, &w, err, sizeof err) == 0 && w, "version 2 loads: %s", err);
         if (w) {
@@ -637,6 +678,34 @@ static void test_closest_point_tree(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
     prox_ist *t = build(m, 300);
+    /* every node's oriented box: orthonormal axes, every triangle corner
+     * below the node within its extents */
+    const ist_tritree *g = &t->tritree;
+    int outside = 0;
+    double worst_ortho = 0;
+    for (uint32_t b = 0; b < g->node_count; b++) {
+        uint32_t l = b, r = b;
+        while (!(g->nodes[l].a & IST_BOX_LEAF))
+            l = g->nodes[l].a;
+        while (!(g->nodes[r].a & IST_BOX_LEAF))
+            r = g->nodes[r].b;
+        const float *o = g->obb[b];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                double d = (double)o[3 * i] * o[3 * j] + (double)o[3 * i + 1] * o[3 * j + 1] + (double)o[3 * i + 2] * o[3 * j + 2];
+                worst_ortho = fmax(worst_ortho, fabs(d - (i == j)));
+            }
+        for (uint32_t e = g->nodes[l].a & ~IST_BOX_LEAF; e < (g->nodes[r].a & ~IST_BOX_LEAF) + g->nodes[r].b; e++)
+            for (int v = 0; v < 3; v++) {
+                prox_vec3 c = t->verts[t->tris[g->order[e]][v]];
+                for (int i = 0; i < 3; i++) {
+                    double d = o[3 * i] * c.x + o[3 * i + 1] * c.y + o[3 * i + 2] * c.z;
+                    outside += d < o[9 + i] || d > o[12 + i];
+                }
+            }
+    }
+    CHECK(outside == 0 && worst_ortho < 1e-6, "oriented boxes hold their triangles (%d corners outside, axes off by %.2g)", outside,
+          worst_ortho);
     unsigned long long s = 21;
     for (int i = 0; i < 400; i++) {
         double r = i < 200 ? 0.5 : 3.0;

@@ -278,6 +278,7 @@ static void test_file_indices(void)
     const size_t order_at = boxes_at + sizeof(ist_box) * t->tritree.node_count;
     const size_t ltri_at = order_at + sizeof(uint32_t) * t->tri_count;
     const size_t sec_at = ltri_at + sizeof(float[9]) * t->tri_count;
+    const size_t obb_at = sec_at + (sizeof(float[3]) + sizeof(float)) * t->sphere_count;
     /* a secondary centre moved off the sphere its parent's record holds */
     const float far = t->sec[0][0] + 2 * t->lbr[0] + 0.1f;
     /* a leaf box that claims more triangles than a wide leaf holds (its
@@ -314,7 +315,14 @@ static void test_file_indices(void)
         /* version 3's secondary centres */
         {"NaN secondary centre", sec_at + 12 + 4, 0, NAN, 1},
         {"secondary centre outside its record sphere", sec_at, 0, far, 1},
+        /* the box tree's shape: a node below two parents (the root's
+         * children the same node) */
+        {"box below two parents", boxes_at + offsetof(ist_box, b), t->tritree.nodes[0].a, 0, 0},
+        /* version 5's oriented boxes */
+        {"NaN oriented box axis", obb_at + 4, 0, NAN, 1},
+        {"oriented box turned inside out", obb_at + 9 * 4, 0, 1e30f, 1},
     };
+    CHECK(!(t->tritree.nodes[0].a & IST_BOX_LEAF), "the box tree has an inner root");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (cases[k].is_float)
             write_patched(good, bad, cases[k].off, &cases[k].f, 4);
