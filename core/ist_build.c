@@ -1290,7 +1290,15 @@ void prox_ist_get_stats(const prox_ist *t, prox_ist_stats *o)
     }
     o->voxel_volume = t->voxel_volume;
     o->surface_gap = t->surface_gap;
-    o->memory_bytes = sizeof *t + sizeof(ist_node) * t->node_count + (sizeof(ist_sphere) + sizeof(float[4])) * t->sphere_count +
-                      sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
+    /* everything a loaded tree holds: the stored arrays and what loading
+     * derives (per node record, per sphere, the triangle box tree and its
+     * wide copy) */
+    const size_t n = t->node_count, s = t->sphere_count, b = t->tritree.nodes ? t->tritree.node_count : 0;
+    o->memory_bytes = sizeof *t + n * (sizeof(ist_node) + sizeof(float[4]) * 5 + sizeof(float) + sizeof(uint32_t) + sizeof(float[16]) +
+                                       sizeof(ist_vrec)) +
+                      s * (sizeof(ist_sphere) + sizeof(float[4]) + 2 * sizeof(float)) + sizeof(prox_vec3) * t->vert_count +
+                      t->tri_count * (2 * sizeof(uint32_t[3]) + sizeof(uint32_t) + sizeof(float[9])) +
+                      b * (sizeof(ist_box) + sizeof(float[15])) + sizeof(ist_wnode) * t->tritree.wide_count +
+                      sizeof(ist_wleaf) * t->tritree.wleaf_count;
     o->build_seconds = t->build_seconds;
 }

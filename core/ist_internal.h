@@ -76,6 +76,7 @@ typedef struct ist_tritree {
     float (*obb)[15]; /* per binary node: an oriented box, axes (3 x 3), lo[3], hi[3] along them (ist_tritree_obb) */
     ist_wnode *wide;  /* wide node 0 is the root */
     ist_wleaf *wleaf;
+    uint32_t wide_count, wleaf_count;
 } ist_tritree;
 
 struct prox_ist {

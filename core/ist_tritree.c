@@ -532,6 +532,11 @@ int ist_tritree_widen(ist_tritree *g)
         }
     } else
         widen_node(&w, 0);
+    /* sized for the most a tree can need; keep what it took */
+    ist_wnode *wn = realloc(g->wide, sizeof *g->wide * w.nw);
+    ist_wleaf *wl = realloc(g->wleaf, sizeof *g->wleaf * w.nl);
+    g->wide = wn ? wn : g->wide, g->wleaf = wl ? wl : g->wleaf;
+    g->wide_count = w.nw, g->wleaf_count = w.nl;
     return 0;
 }
 
