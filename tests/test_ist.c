@@ -199,6 +199,33 @@ static int write_as_version(const char *src, uint32_t version, size_t keep, char
     return ok ? 0 : -1;
 }
 
+/* The first `full` bytes of file image b (checksum last) as a file of
+ * `version` with the float at `at` set to v (checksum redone): loading
+ * refuses it as inconsistent. */
+static void expect_inconsistent(const unsigned char *b, size_t full, uint32_t version, size_t at, float v, const char *what)
+{
+    unsigned char *c = malloc(full);
+    CHECK(c != NULL, "memory");
+    if (!c)
+        return;
+    memcpy(c, b, full);
+    memcpy(c + 8, &version, 4);
+    memcpy(c + at, &v, 4);
+    uint32_t crc = (uint32_t)crc32(0L, c + 8, (uInt)(full - 4 - 8));
+    memcpy(c + full - 4, &crc, 4);
+    char p[] = "/tmp/hapticd-istbad-XXXXXX";
+    int fd = mkstemp(p);
+    CHECK(fd >= 0 && write(fd, c, full) == (ssize_t)full, "write %s", what);
+    if (fd >= 0)
+        close(fd);
+    prox_ist *w = NULL;
+    char err[512] = "";
+    CHECK(prox_ist_load(p, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "%s refused: %s", what, err);
+    prox_ist_free(w);
+    unlink(p);
+    free(c);
+}
+
 static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
@@ -234,26 +261,10 @@ static void test_files(void)
             CHECK(!memcmp(w->tritree.obb, t->tritree.obb, obb_bytes), "version 4: oriented boxes derived alike");
         prox_ist_free(w);
         unlink(p4);
-        const float bad[2] = {NAN, 0};
-        for (int k = 0; k < 2; k++) {
-            unsigned char *c = malloc(full);
-            memcpy(c, b, full);
-            /* the last box's first lower extent: not a number, or above its upper one */
-            size_t at = full - 4 - sizeof(float[15]) + 9 * sizeof(float);
-            float v = k ? 1e30f : bad[0];
-            memcpy(c + at, &v, 4);
-            uint32_t crc = (uint32_t)crc32(0L, c + 8, (uInt)(full - 4 - 8));
-            memcpy(c + full - 4, &crc, 4);
-            char p5[] = "/tmp/hapticd-ist5-XXXXXX";
-            int fd5 = mkstemp(p5);
-            CHECK(fd5 >= 0 && write(fd5, c, full) == (ssize_t)full, "write v5");
-            close(fd5);
-            w = NULL;
-            CHECK(prox_ist_load(p5, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "bad oriented box %d: %s", k,
-                  err);
-            unlink(p5);
-            free(c);
-        }
+        /* the last box's first lower extent: not a number, or above its upper one */
+        const size_t at = full - 4 - sizeof(float[15]) + 9 * sizeof(float);
+        expect_inconsistent(b, full, 5, at, NAN, "NaN oriented box extent");
+        expect_inconsistent(b, full, 5, at, 1e30f, "oriented box inside out");
         free(b);
     }
     /* a version 3 file (no outer radii) derives them at load, the same */
@@ -271,19 +282,7 @@ static void test_files(void)
         prox_ist_free(w);
         unlink(p3);
         /* an outer radius below its inner sphere's radius is refused */
-        float small = t->spheres[0].r * 0.5f;
-        const uint32_t v4 = 4;
-        memcpy(b + 8, &v4, 4);
-        memcpy(b + full - 4 - sizeof(float) * t->sphere_count, &small, 4);
-        uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 4 - 8));
-        memcpy(b + full - 4, &crc, 4);
-        char p4[] = "/tmp/hapticd-ist4-XXXXXX";
-        int fd4 = mkstemp(p4);
-        CHECK(fd4 >= 0 && write(fd4, b, full) == (ssize_t)full, "write v4");
-        close(fd4);
-        w = NULL;
-        CHECK(prox_ist_load(p4, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "small outer radius: %s", err);
-        unlink(p4);
+        expect_inconsistent(b, full, 4, full - 4 - sizeof(float) * t->sphere_count, t->spheres[0].r * 0.5f, "small outer radius");
         free(b);
     }
     /* a version 2 file (no secondary centres) loads with the model it was
