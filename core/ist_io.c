@@ -253,11 +253,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
             goto oom;
         memcpy(t->orad_leaf, p, outer_size(t->sphere_count)), p += outer_size(t->sphere_count);
     }
-    if (h[0] >= 5 && boxes) {
-        if (!t->tritree.nodes) {
-            snprintf(err, errlen, "%s: corrupt .ist file (oriented boxes without a box tree)", path);
-            goto fail;
-        }
+    if (h[0] >= 5 && boxes) { /* (boxes <= 2 x triangles: the box tree was read above) */
         t->tritree.obb = malloc(obb_size(boxes));
         if (!t->tritree.obb)
             goto oom;

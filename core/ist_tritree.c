@@ -117,11 +117,14 @@ static void sah_grow(sah_box *b, const float lo[3], const float hi[3], uint32_t 
     b->n += n;
 }
 
-static float sah_cost(const sah_box *b)
+/* half the surface area of the box lo..hi */
+static float half_area(const float lo[3], const float hi[3])
 {
-    float x = b->hi[0] - b->lo[0], y = b->hi[1] - b->lo[1], z = b->hi[2] - b->lo[2];
-    return (x * y + y * z + z * x) * (float)b->n;
+    float x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
+    return x * y + y * z + z * x;
 }
+
+static float sah_cost(const sah_box *b) { return half_area(b->lo, b->hi) * (float)b->n; }
 
 /* the SAH cut of it[lo..hi) (centroid bounds cmn..cmx), partitioned in
  * place at *mid; -1 where no bin boundary separates the centroids */
@@ -278,12 +281,6 @@ typedef struct widen_ctx {
     uint32_t nw, nl;
 } widen_ctx;
 
-static float box_area(const ist_box *b)
-{
-    float x = b->hi[0] - b->lo[0], y = b->hi[1] - b->lo[1], z = b->hi[2] - b->lo[2];
-    return x * y + y * z + z * x;
-}
-
 int ist_tritree_shape_ok(const ist_tritree *g)
 {
     uint8_t *depth = calloc(g->node_count ? g->node_count : 1, 1);
@@ -315,47 +312,30 @@ typedef struct obb_sum {
 
 /* A leaf's axes: its area-weighted normal n; its longest edge made normal
  * to n (a coordinate axis far from n where that leaves nothing); n x t. */
-static void leaf_axes(const ist_tritree *g, const obb_sum *S, double ax[3][3])
+static void leaf_axes(const ist_tritree *g, const obb_sum *S, prox_vec3 ax[3])
 {
-    double nrm[3] = {0, 0, 0}, e[3] = {0, 0, 0}, elen = -1;
+    prox_vec3 nrm = prox_v3(0, 0, 0), e = prox_v3(0, 0, 0);
+    double elen = -1;
     for (uint32_t t = S->first; t < S->end; t++) {
-        const float *f = g->ltri[t];
-        double ab[3], ac[3];
-        for (int c = 0; c < 3; c++)
-            ab[c] = (double)f[3 + c] - f[c], ac[c] = (double)f[6 + c] - f[c];
-        nrm[0] += ab[1] * ac[2] - ab[2] * ac[1];
-        nrm[1] += ab[2] * ac[0] - ab[0] * ac[2];
-        nrm[2] += ab[0] * ac[1] - ab[1] * ac[0];
-        for (int v = 0; v < 3; v++) {
-            double d[3], l = 0;
-            for (int c = 0; c < 3; c++)
-                d[c] = (double)f[3 * ((v + 1) % 3) + c] - f[3 * v + c], l += d[c] * d[c];
+        prox_vec3 v[3];
+        for (int k = 0; k < 3; k++)
+            v[k] = prox_v3(g->ltri[t][3 * k], g->ltri[t][3 * k + 1], g->ltri[t][3 * k + 2]);
+        nrm = prox_v3_add(nrm, prox_v3_cross(prox_v3_sub(v[1], v[0]), prox_v3_sub(v[2], v[0])));
+        for (int k = 0; k < 3; k++) {
+            prox_vec3 d = prox_v3_sub(v[(k + 1) % 3], v[k]);
+            double l = prox_v3_dot(d, d);
             if (l > elen)
-                elen = l, memcpy(e, d, sizeof e);
+                elen = l, e = d;
         }
     }
-    double nl = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
-    if (!(nl > 0))
-        nrm[0] = 1, nrm[1] = nrm[2] = 0, nl = 1;
-    for (int c = 0; c < 3; c++)
-        ax[0][c] = nrm[c] / nl;
-    double en = e[0] * ax[0][0] + e[1] * ax[0][1] + e[2] * ax[0][2];
-    for (int c = 0; c < 3; c++)
-        e[c] -= en * ax[0][c];
-    double tl = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-    if (!(tl > 1e-6 * sqrt(elen > 0 ? elen : 0))) {
-        int m = fabs(ax[0][0]) < 0.6 ? 0 : 1;
-        double a[3] = {m == 0, m == 1, 0};
-        double an = a[0] * ax[0][0] + a[1] * ax[0][1];
-        for (int c = 0; c < 3; c++)
-            e[c] = a[c] - an * ax[0][c];
-        tl = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    ax[0] = prox_v3_len(nrm) > 0 ? prox_v3_normalize(nrm) : prox_v3(1, 0, 0);
+    prox_vec3 t = prox_v3_madd(e, ax[0], -prox_v3_dot(e, ax[0]));
+    if (!(prox_v3_len(t) > 1e-6 * sqrt(elen > 0 ? elen : 0))) {
+        prox_vec3 a = fabs(ax[0].x) < 0.6 ? prox_v3(1, 0, 0) : prox_v3(0, 1, 0);
+        t = prox_v3_madd(a, ax[0], -prox_v3_dot(a, ax[0]));
     }
-    for (int c = 0; c < 3; c++)
-        ax[1][c] = e[c] / tl;
-    ax[2][0] = ax[0][1] * ax[1][2] - ax[0][2] * ax[1][1];
-    ax[2][1] = ax[0][2] * ax[1][0] - ax[0][0] * ax[1][2];
-    ax[2][2] = ax[0][0] * ax[1][1] - ax[0][1] * ax[1][0];
+    ax[1] = prox_v3_normalize(t);
+    ax[2] = prox_v3_cross(ax[0], ax[1]);
 }
 
 /* Binary node bin's oriented box, from its float triangles: its extents
@@ -366,7 +346,7 @@ static void leaf_axes(const ist_tritree *g, const obb_sum *S, double ax[3][3])
  * corners (covariance eigenvectors). */
 static void fit_obb(const ist_tritree *g, uint32_t bin, const obb_sum *S, double size)
 {
-    double ax[3][3];
+    prox_vec3 ax[3];
     if (g->nodes[bin].a & IST_BOX_LEAF)
         leaf_axes(g, S, ax);
     else {
@@ -378,14 +358,13 @@ static void fit_obb(const ist_tritree *g, uint32_t bin, const obb_sum *S, double
         double ev[3];
         prox_sym3_eigen(&cov, ev, &axes);
         for (int i = 0; i < 3; i++)
-            for (int c = 0; c < 3; c++)
-                ax[i][c] = axes.m[c][i];
+            ax[i] = prox_m3_col(&axes, i);
     }
     float *o = g->obb[bin];
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < 3; c++)
-            o[3 * i + c] = (float)ax[i][c];
+            o[3 * i + c] = (float)prox_v3_get(ax[i], c);
     for (uint32_t t = S->first; t < S->end; t++)
         for (int v = 0; v < 3; v++) {
             const float *q = &g->ltri[t][3 * v];
@@ -487,8 +466,8 @@ static uint32_t widen_node(widen_ctx *w, uint32_t bin)
         float best = -1;
         for (int k = 0; k < n; k++) {
             const ist_box *c = &g->nodes[kids[k]];
-            if (!(c->a & IST_BOX_LEAF) && box_area(c) > best)
-                best = box_area(c), open = k;
+            if (!(c->a & IST_BOX_LEAF) && half_area(c->lo, c->hi) > best)
+                best = half_area(c->lo, c->hi), open = k;
         }
         if (open < 0)
             break;
