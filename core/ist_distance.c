@@ -254,7 +254,8 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
 /* the pair's scratch (zeroed by the engine before seed and root): the
  * places settled this query (a leaf pair and its key), the triangle pair
  * of the best distance found (has_tris: whether there is one), and the
- * triangle pairs chains reached before their last round (chain_seen) */
+ * triangle pairs chains reached before their last round with their points
+ * on A (chain_seen, seen_on_a) */
 #define IST_PLACES 28
 #define IST_SEEN 32
 typedef struct ist_places {
@@ -282,9 +283,12 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * on bunny00, armadillo, knot1; callgrind on 40 random / 80 coherent poses
  * of the five meshes: 3-13% fewer instructions; the same answers bit for
  * bit on all 3,500 bench poses.) */
+/* how many recorded pairs are kept */
+static inline uint32_t seen_kept(const ist_places *pl) { return pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN; }
+
 static int chain_seen(ist_places *pl, uint32_t ta, uint32_t tb, int round, prox_vec3 pa)
 {
-    uint32_t n = pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN;
+    uint32_t n = seen_kept(pl);
     for (uint32_t k = 0; k < n; k++)
         if (pl->seen_a[k] == ta && pl->seen_b[k] == tb && pl->seen_round[k] <= round)
             return 1;
@@ -319,7 +323,7 @@ static int chain_seen(ist_places *pl, uint32_t ta, uint32_t tb, int round, prox_
  * onto the other sheet of a thin feature is what finds it). */
 static int seen_on_a(const ist_places *pl, uint32_t ta, int round, prox_vec3 qa, double near)
 {
-    uint32_t n = pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN;
+    uint32_t n = seen_kept(pl);
     for (uint32_t k = 0; k < n; k++)
         if (pl->seen_a[k] == ta && pl->seen_round[k] <= round) {
             double dx = qa.x - pl->seen_p[k][0], dy = qa.y - pl->seen_p[k][1], dz = qa.z - pl->seen_p[k][2];
@@ -343,7 +347,7 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     double h = INFINITY;
     prox_vec3 qh = x;
     if (hint < t->tri_count) {
-        h = sqrt(prox_point_triangle_dist2(x, t->verts[t->tris[hint][0]], t->verts[t->tris[hint][1]], t->verts[t->tris[hint][2]], &qh));
+        h = ist_point_tri_dist(t, hint, x, &qh);
         ++*tests;
     }
     double b = h < bound ? h * (1 + 1e-9) : bound;
@@ -357,9 +361,8 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
  * each round jumping to the exact closest points of the two triangles
  * found; stops when a round no longer improves, reaches a triangle pair
  * an earlier chain reached as early (chain_seen; seen_on_a: its triangle
- * of A), or after IST_ROUNDS
- * rounds (on the bench's random poses a fourth round changed p95 errors by
- * nothing and cost a third more projections). The first round's
+ * of A), or after IST_ROUNDS rounds (on the bench's random poses a fourth
+ * round changed p95 errors by nothing and cost a third more projections). The first round's
  * projections are warm-started from the leaf pair's attached triangles
  * (ha, hb), later ones from the last round's pair. Every pair better than
  * rb->d is kept in *rb. */

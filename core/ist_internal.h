@@ -12,6 +12,8 @@
 #ifndef PROX_IST_INTERNAL_H
 #define PROX_IST_INTERNAL_H
 
+#include <math.h>
+
 #include "prox_ist.h"
 
 #define IST_LEAF 0x80000000u
@@ -157,6 +159,13 @@ void ist_tritree_free(ist_tritree *g);
  * closest triangle found so far (a real one, not necessarily the closest). */
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns);
+
+/* distance from p to triangle `tri` of t (t's frame), its closest point in *q */
+static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)
+{
+    const prox_vec3 *v = t->verts;
+    return sqrt(prox_point_triangle_dist2(p, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], q));
+}
 
 /* Fill the derived per-sphere and per-node data (sec radii, lbr, nsph,
  * nvol, nleaves, dr, ncen, cball, vrec)

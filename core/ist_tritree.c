@@ -736,7 +736,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
             continue;
         uint32_t ti = g->order[cand[k]];
         prox_vec3 qk;
-        double dk = sqrt(prox_point_triangle_dist2(p, t->verts[t->tris[ti][0]], t->verts[t->tris[ti][1]], t->verts[t->tris[ti][2]], &qk));
+        double dk = ist_point_tri_dist(t, ti, p, &qk);
         if (dk < d || (dk == d && ti < i))
             d = dk, q = qk, i = ti;
     }
