@@ -604,7 +604,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     const int both = A->orad_leaf[i] > IST_THIN_BOTH * A->spheres[i].r || B->orad_leaf[j] > IST_THIN_BOTH * B->spheres[j].r;
     if (from_b || both)
         project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb / len) : cb, A->spheres[i].tri, B->spheres[j].tri, &rb_);
-    if (!from_b || both) {
+    if ((!from_b || both) && !past_deadline(p)) {
         /* from A's sphere: its projection onto B starts the chain */
         prox_vec3 xa = len > 0 ? prox_v3_madd(ca, u, ra / len) : ca, qb;
         uint32_t tb;
