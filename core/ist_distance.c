@@ -272,6 +272,9 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
 
 #define IST_ROUNDS 3
 
+/* how many recorded pairs are kept */
+static inline uint32_t seen_kept(const ist_places *pl) { return pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN; }
+
 /* Whether a chain of this query reached triangle pair (ta, tb) at this
  * round or an earlier one; if not, the pair is recorded. A round's pair
  * decides everything after it (the next round starts at the closest point
@@ -283,9 +286,6 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * on bunny00, armadillo, knot1; callgrind on 40 random / 80 coherent poses
  * of the five meshes: 3-13% fewer instructions; the same answers bit for
  * bit on all 3,500 bench poses.) */
-/* how many recorded pairs are kept */
-static inline uint32_t seen_kept(const ist_places *pl) { return pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN; }
-
 static int chain_seen(ist_places *pl, uint32_t ta, uint32_t tb, int round, prox_vec3 pa)
 {
     uint32_t n = seen_kept(pl);
@@ -362,9 +362,10 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
  * found; stops when a round no longer improves, reaches a triangle pair
  * an earlier chain reached as early (chain_seen; seen_on_a: its triangle
  * of A), or after IST_ROUNDS rounds (on the bench's random poses a fourth
- * round changed p95 errors by nothing and cost a third more projections). The first round's
- * projections are warm-started from the leaf pair's attached triangles
- * (ha, hb), later ones from the last round's pair. Every pair better than
+ * round changed p95 errors by nothing and cost a third more projections).
+ * The first round's projections are warm-started from the hints ha, hb
+ * (the leaf pair's attached triangles, or a triangle found before the
+ * chain), later ones from the last round's pair. Every pair better than
  * rb->d is kept in *rb. */
 static void project_chain(const prox_pairstate *p, prox_vec3 x, uint32_t ha, uint32_t hb, refine_best *rb)
 {
