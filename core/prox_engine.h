@@ -162,7 +162,7 @@ typedef struct prox_pairstate {
     void *scratch;
 } prox_pairstate;
 
-#define PROX_PAIR_SCRATCH 1536
+#define PROX_PAIR_SCRATCH 2048
 
 /* A handler serves one (type A, type B, query kind). All hooks except
  * `expand` are optional. Hooks run on the querying thread and must be
