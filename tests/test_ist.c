@@ -601,6 +601,51 @@ static void test_distance_many_places(void)
     free_scene(A, B, ba, bb, ma, mb);
 }
 
+/* One mesh of eight separate fins (0.012 thick, 0.5 long, 0.25 tall,
+ * 0.07 apart along x), parallel to the yz plane. */
+static prox_mesh *make_comb(void)
+{
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.006, 0.25, 0.125));
+    uint32_t nv = box->vertex_count, nt = box->triangle_count;
+    prox_vec3 v[8 * 8];
+    uint32_t t[8 * 12][3];
+    CHECK(nv == 8 && nt == 12, "a box of 8 corners and 12 triangles");
+    for (uint32_t k = 0; k < 8; k++) {
+        for (uint32_t q = 0; q < nv; q++)
+            v[k * nv + q] = prox_v3_add(box->vertices[q], prox_v3((k - 3.5) * 0.07, 0, 0));
+        for (uint32_t q = 0; q < nt; q++)
+            for (int c = 0; c < 3; c++)
+                t[k * nt + q][c] = k * nv + box->triangles[q][c];
+    }
+    prox_mesh_free(box);
+    return prox_mesh_from_arrays(v, 8 * nv, (const uint32_t(*)[3])t, 8 * nt);
+}
+
+/* Two combs crossing at right angles: the fins' surfaces cut each other,
+ * the distance is 0, and the query ends soon after it finds that. The
+ * fins are too thin for inner spheres of their own at this resolution, so
+ * their surfaces lie in the outer balls of spheres in other fins, whose
+ * keys (below 0 where the balls overlap) the engine's pruning against a
+ * best of 0 kept: 850,000 expansions before the distance query stopped at
+ * a best of 0. */
+static void test_distance_crossing_fins(void)
+{
+    prox_mesh *ma = make_comb(), *mb = make_comb();
+    CHECK(ma && ma->closed, "the comb is one closed mesh");
+    prox_ist *A = build(ma, 2000), *B = build(mb, 2000);
+    prox_bvh *ba = prox_bvh_build(ma), *bb = prox_bvh_build(mb);
+    for (int i = 0; i < 3; i++) {
+        prox_xform xb = prox_xform_from_pose(prox_v3(0.01 * i, 0.02 * i, 0.05),
+                                             prox_quat_axis_angle(prox_v3(0, 0, 1), M_PI / 2 + 0.1 * i));
+        prox_result exact = run(prox_bvh_tree(ba), prox_bvh_tree(bb), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        CHECK(exact.value == 0 && r.value == 0, "crossing fins: distance %g (exact %g)", r.value, exact.value);
+        CHECK(r.complete && r.lower == 0 && r.upper == 0, "a certified 0 [%g, %g]", r.lower, r.upper);
+        CHECK(r.expansions < 2000, "crossing fins: %llu expansions to answer 0", (unsigned long long)r.expansions);
+    }
+    free_scene(A, B, ba, bb, ma, mb);
+}
+
 /* The outer balls cover the surface: every point of every triangle lies in
  * the outer ball of some sphere (checked at the corners, edge midpoints and
  * random interior points of all triangles, against all spheres), no outer
@@ -934,6 +979,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_slivers);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_distance_many_places);
+    RUN_TEST(test_distance_crossing_fins);
     RUN_TEST(test_force_continuity_and_combined);
     RUN_TEST(test_penvol_front_correct);
     prox_engine_destroy(engine);
