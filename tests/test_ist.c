@@ -634,6 +634,9 @@ static void test_distance_crossing_fins(void)
     CHECK(ma && ma->closed, "the comb is one closed mesh");
     prox_ist *A = build(ma, 2000), *B = build(mb, 2000);
     prox_bvh *ba = prox_bvh_build(ma), *bb = prox_bvh_build(mb);
+    /* the scene's premise, and what prox build warns of (above 8) */
+    CHECK(A->surface_gap > 8 * A->voxel_size, "fins without spheres of their own: surface gap %.1f voxel sizes",
+          A->surface_gap / A->voxel_size);
     for (int i = 0; i < 3; i++) {
         prox_xform xb = prox_xform_from_pose(prox_v3(0.01 * i, 0.02 * i, 0.05),
                                              prox_quat_axis_angle(prox_v3(0, 0, 1), M_PI / 2 + 0.1 * i));
