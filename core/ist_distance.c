@@ -498,7 +498,7 @@ static int find_place(const ist_places *pl, const prox_ist *A, const prox_ist *B
  * 1.6% -> 1.3%, held-out random (gen_poses seed 11, 1,000 poses) 10.7% ->
  * 3.1%, held-out path 1.3% -> 0.46%; elephant held-out random 19% ->
  * 0.60%; fandisk bench path 0.17% -> 0. Callgrind, 40 random bench poses:
- * +5% to +10% instructions (80 coherent: +0.1% to +1%). Measured and not
+ * +4% to +10% instructions (80 coherent: +0.1% to +0.4%). Measured and not
  * kept: settled when an end point lies outside on A or on B alike (the
  * pair skipped only where both lie inside) but skipped where either lies
  * inside: +1% to +4%, armadillo held-out max 8.3%, elephant 1.4%; a
@@ -672,8 +672,9 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     double best = prox_ctx_best(c);
     /* A distance of 0 is final, but the outer balls' keys go below 0
      * where the surfaces cross, so the engine's pruning (key >= best)
-     * would keep expanding them: a comb of thin fins crossing another
-     * took 850,000 expansions (0.6 s) to answer 0. */
+     * would keep expanding them: combs of thin fins crossing each other
+     * took 0.85-1.6 million expansions (0.6-1 s) to answer 0
+     * (test_distance_crossing_fins). */
     if (!(best > 0))
         return;
     lanes la, lb;

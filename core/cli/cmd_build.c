@@ -88,7 +88,7 @@ int prox_cli_build(int argc, char **argv)
            st.voxel_size > 0 ? st.surface_gap / st.voxel_size : 0.0);
     /* The libcgal-demo meshes come to 2.4-4.3 voxel sizes at the default
      * resolution; parts thinner than about two voxels get no inner spheres
-     * of their own (eight 0.012-thick fins at 2,000 spheres: 20), and the
+     * of their own (eight 0.012-thick fins at 2,000 spheres: 33), and the
      * distance query tests far more leaf pairs near them (README, known
      * limitations). */
     if (st.voxel_size > 0 && st.surface_gap > PROX_CLI_THIN_GAP_VOXELS * st.voxel_size)
