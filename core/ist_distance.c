@@ -570,7 +570,17 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * chains also find the thin features less often: armadillo random
      * error p95 0 -> 0.4%, p99 10.8% -> 50%; elephant coherent max 0.01% ->
      * 4.7%. Settling the surviving pairs exactly on their pieces' triangles
-     * instead (box-culled) is exact but 20-1000x slower. */
+     * instead (box-culled) is exact but 20-1000x slower. Measured later and
+     * not kept either: a slab per sphere (the normal of its closest
+     * triangle and the range of its piece's offsets along it, 20 bytes),
+     * the pair dropped when either slab, against the other piece's slab
+     * and outer ball, shows it no closer than the best. Two nearly
+     * parallel tessellated plates (README, known limitations): 11.5 ms ->
+     * 3.0 ms median, 22.8 -> 7.6 ms p99; 40 random / 80 coherent bench
+     * poses: -1% to -15% instructions; but armadillo's worst random bench
+     * pose 0.23% -> 50% (gap 0.00057: the exact closest points' leaf pair
+     * is settled, its chain ends at 0.00117; without the cut another
+     * pair's chain had found the minimum) and fandisk's 0 -> 0.11%. */
     prox_ctx_note_unsettled(c, key);
     ist_places *pl = p->scratch;
     int k = find_place(pl, A, B, i, j);
