@@ -577,7 +577,8 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * and outer ball, shows it no closer than the best. Two nearly
      * parallel tessellated plates (README, known limitations): 11.5 ms ->
      * 3.0 ms median, 22.8 -> 7.6 ms p99; 40 random / 80 coherent bench
-     * poses: -1% to -15% instructions; but armadillo's worst random bench
+     * poses: -15% to +6% instructions (fandisk coherent +6%, the rest
+     * lower); but armadillo's worst random bench
      * pose 0.23% -> 50% (gap 0.00057: the exact closest points' leaf pair
      * is settled, its chain ends at 0.00117; without the cut another
      * pair's chain had found the minimum) and fandisk's 0 -> 0.11%. */
