@@ -318,6 +318,14 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
                 ok = ok && b->a > i && b->b > i && b->a < g->node_count && b->b < g->node_count;
             for (int k = 0; ok && g->obb && k < 15; k++)
                 ok = isfinite(g->obb[i][k]) && (k < 9 || k >= 12 || g->obb[i][k] <= g->obb[i][k + 3]);
+            /* the query's box distance needs orthonormal axes (a build's are
+             * within a few float ulps) */
+            for (int a = 0; ok && g->obb && a < 3; a++)
+                for (int c = a; ok && c < 3; c++) {
+                    const float *u = g->obb[i] + 3 * a, *v = g->obb[i] + 3 * c;
+                    double d = (double)u[0] * v[0] + (double)u[1] * v[1] + (double)u[2] * v[2];
+                    ok = fabs(d - (a == c)) < 1e-4;
+                }
         }
         int shape = ok ? ist_tritree_shape_ok(g) : 1;
         if (shape < 0)

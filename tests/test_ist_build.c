@@ -321,6 +321,7 @@ static void test_file_indices(void)
         /* version 5's oriented boxes */
         {"NaN oriented box axis", obb_at + 4, 0, NAN, 1},
         {"oriented box turned inside out", obb_at + 9 * 4, 0, 1e30f, 1},
+        {"oriented box axis not of unit length", obb_at, 0, 2.0f, 1},
     };
     CHECK(!(t->tritree.nodes[0].a & IST_BOX_LEAF), "the box tree has an inner root");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
