@@ -546,32 +546,47 @@ static void test_distance_vs_mesh(void)
     free_scene(A, B, ba, bb, ma, mb);
 }
 
+/* One mesh of n separate axis-aligned boxes, box k from lo[k] to hi[k]
+ * (the corners and triangles of prox_mesh_make_box). */
+static prox_mesh *make_boxes(uint32_t n, const prox_vec3 *lo, const prox_vec3 *hi)
+{
+    prox_mesh *box = prox_mesh_make_box(prox_v3(1, 1, 1));
+    uint32_t nv = box->vertex_count, nt = box->triangle_count;
+    CHECK(nv == 8 && nt == 12, "a box of 8 corners and 12 triangles");
+    prox_vec3 *v = malloc(sizeof *v * nv * n);
+    uint32_t (*t)[3] = malloc(sizeof *t * nt * n);
+    CHECK(v && t, "memory");
+    for (uint32_t k = 0; v && t && k < n; k++) {
+        for (uint32_t q = 0; q < nv; q++) {
+            prox_vec3 p = box->vertices[q];
+            v[k * nv + q] = prox_v3(p.x > 0 ? hi[k].x : lo[k].x, p.y > 0 ? hi[k].y : lo[k].y, p.z > 0 ? hi[k].z : lo[k].z);
+        }
+        for (uint32_t q = 0; q < nt; q++)
+            for (int c = 0; c < 3; c++)
+                t[k * nt + q][c] = k * nv + box->triangles[q][c];
+    }
+    prox_mesh *m = v && t ? prox_mesh_from_arrays(v, nv * n, (const uint32_t(*)[3])t, nt * n) : NULL;
+    free(v);
+    free(t);
+    prox_mesh_free(box);
+    return m;
+}
+
 /* One mesh of n x n separate boxes ("nails", 0.06 wide, 0.12 apart, bottoms
  * at z = 0) with tops at 0.1 plus up to 0.002, and the one at (5, 2) tallest
  * at 0.1031. */
 static prox_mesh *make_nails(int n, unsigned long long seed)
 {
-    prox_mesh *box = prox_mesh_make_box(prox_v3(0.03, 0.03, 0.5));
-    uint32_t nv = box->vertex_count, nt = box->triangle_count, count = (uint32_t)(n * n);
-    prox_vec3 *v = malloc(sizeof *v * nv * count);
-    uint32_t (*t)[3] = malloc(sizeof *t * nt * count);
-    for (int i = 0; i < n; i++)
+    prox_vec3 lo[64], hi[64];
+    CHECK(n * n <= 64, "at most 64 nails");
+    for (int i = 0; i < n && n * n <= 64; i++)
         for (int j = 0; j < n; j++) {
-            uint32_t k = (uint32_t)(i * n + j);
             double h = (i == 5 && j == 2) ? 0.1031 : 0.1 + check_rng_uniform(&seed, 0, 0.002);
-            for (uint32_t q = 0; q < nv; q++) {
-                prox_vec3 p = box->vertices[q];
-                v[k * nv + q] = prox_v3((i - (n - 1) / 2.0) * 0.12 + p.x, (j - (n - 1) / 2.0) * 0.12 + p.y, p.z > 0 ? h : 0);
-            }
-            for (uint32_t q = 0; q < nt; q++)
-                for (int c = 0; c < 3; c++)
-                    t[k * nt + q][c] = k * nv + box->triangles[q][c];
+            double x = (i - (n - 1) / 2.0) * 0.12, y = (j - (n - 1) / 2.0) * 0.12;
+            lo[i * n + j] = prox_v3(x - 0.03, y - 0.03, 0);
+            hi[i * n + j] = prox_v3(x + 0.03, y + 0.03, h);
         }
-    prox_mesh *m = prox_mesh_from_arrays(v, nv * count, (const uint32_t(*)[3])t, nt * count);
-    free(v);
-    free(t);
-    prox_mesh_free(box);
-    return m;
+    return make_boxes((uint32_t)(n * n), lo, hi);
 }
 
 /* A plate just above a bed of 49 nails of nearly equal height: thousands
@@ -605,20 +620,13 @@ static void test_distance_many_places(void)
  * 0.07 apart along x), parallel to the yz plane. */
 static prox_mesh *make_comb(void)
 {
-    prox_mesh *box = prox_mesh_make_box(prox_v3(0.006, 0.25, 0.125));
-    uint32_t nv = box->vertex_count, nt = box->triangle_count;
-    prox_vec3 v[8 * 8];
-    uint32_t t[8 * 12][3];
-    CHECK(nv == 8 && nt == 12, "a box of 8 corners and 12 triangles");
-    for (uint32_t k = 0; k < 8; k++) {
-        for (uint32_t q = 0; q < nv; q++)
-            v[k * nv + q] = prox_v3_add(box->vertices[q], prox_v3((k - 3.5) * 0.07, 0, 0));
-        for (uint32_t q = 0; q < nt; q++)
-            for (int c = 0; c < 3; c++)
-                t[k * nt + q][c] = k * nv + box->triangles[q][c];
+    prox_vec3 lo[8], hi[8];
+    for (int k = 0; k < 8; k++) {
+        double x = (k - 3.5) * 0.07;
+        lo[k] = prox_v3(x - 0.006, -0.25, -0.125);
+        hi[k] = prox_v3(x + 0.006, 0.25, 0.125);
     }
-    prox_mesh_free(box);
-    return prox_mesh_from_arrays(v, 8 * nv, (const uint32_t(*)[3])t, 8 * nt);
+    return make_boxes(8, lo, hi);
 }
 
 /* Two combs crossing at right angles: the fins' surfaces cut each other,
