@@ -90,6 +90,7 @@ struct prox_ist {
     uint32_t node_count;
     ist_sphere *spheres;
     uint32_t sphere_count;
+    uint32_t thin_spheres; /* of them, added for thin parts at build (not stored in files: 0 after a load) */
     prox_vec3 *verts;
     uint32_t (*tris)[3];
     uint32_t vert_count, tri_count;

@@ -22,11 +22,14 @@ typedef struct prox_ist prox_ist;
 
 typedef struct prox_ist_def {
     uint32_t target_spheres; /* stop packing at this many spheres; 0 = 4096 */
-    uint32_t voxels;         /* approximate number of voxels in the bounding box grid; 0 = 64 * target_spheres, capped */
+    uint32_t voxels;         /* approximate number of voxels in the bounding box grid; 0 = 48 * target_spheres, within [2e5, 2e7] */
     int progress;            /* print progress on stderr when it is a terminal */
     double min_radius;       /* smallest inner sphere, in voxel sizes; 0 = 0.5. Smaller (down to
                                 0.1) reaches fine targets on a coarse grid with tiny spheres near
                                 the surface, which make penetration-volume queries slower */
+    double thin_gap;         /* parts too thin for a voxel centre inside get spheres of their own until
+                                every surface point is within about this many voxel sizes of a sphere
+                                (at most target_spheres more); 0 = the default, below 0 = none */
 } prox_ist_def;
 
 prox_ist_def prox_ist_def_default(void);
@@ -43,6 +46,7 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen);
 
 typedef struct prox_ist_stats {
     uint32_t spheres, nodes, voxels_inside;
+    uint32_t thin_spheres; /* of the spheres, added for thin parts by this build (0 for a loaded tree) */
     double voxel_size, mesh_volume, inner_volume, secondary_volume, voxel_volume;
     double surface_gap; /* certified: every surface point is within this of some inner sphere */
     size_t memory_bytes;

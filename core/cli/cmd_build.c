@@ -39,17 +39,26 @@ int prox_cli_build(int argc, char **argv)
                 return 2;
             }
             i++;
+        } else if (!strcmp(argv[i], "--thin-gap") && i + 1 < argc) {
+            char *end;
+            d.thin_gap = strtod(argv[i + 1], &end);
+            if (*end || !(d.thin_gap == -1 || (d.thin_gap >= 1 && d.thin_gap <= 64))) {
+                fprintf(stderr, "prox build: --thin-gap needs a number of voxel sizes in [1, 64], or -1 for none, got '%s'\n",
+                        argv[i + 1]);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(argv[i], "--normalize"))
             normalize = 1;
         else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {
-            fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--normalize]\n");
+            fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n");
             return 2;
         }
     }
     if (!in || !out) {
-        fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--normalize]\n");
+        fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n");
         return 2;
     }
     char err[512];
@@ -77,7 +86,7 @@ int prox_cli_build(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("mesh: %s (%u triangles, volume %.6g)\n", in, m->triangle_count, m->volume);
-    printf("spheres: %u\n", st.spheres);
+    printf("spheres: %u (%u of them in thin parts)\n", st.spheres, st.thin_spheres);
     printf("nodes: %u\n", st.nodes);
     printf("voxel_size: %.6g (%u voxels inside)\n", st.voxel_size, st.voxels_inside);
     printf("covered_volume_fraction: %.4f (inner spheres / mesh volume)\n", st.inner_volume / st.mesh_volume);

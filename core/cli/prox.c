@@ -13,7 +13,7 @@ static const struct {
     {"distance", prox_cli_distance, "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE]"},
     {"collide", prox_cli_collide, "collide A B POSES [--normalize] [--times FILE]"},
     {"penvol", prox_cli_penvol, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE]"},
-    {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--normalize]"},
+    {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]"},
     {"voxels", prox_cli_voxels, "voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]   point cloud -> voxel map"},
     {NULL, NULL, NULL},
 };
