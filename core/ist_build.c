@@ -1519,29 +1519,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
             for (int w = 0; u + w <= sub; w++) {
                 double bu = (double)u / sub, bw = (double)w / sub;
                 prox_vec3 p = prox_v3_add(P[0], prox_v3_add(prox_v3_scale(prox_v3_sub(P[1], P[0]), bu), prox_v3_scale(prox_v3_sub(P[2], P[0]), bw)));
-                int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
-                double dv = INFINITY;
-                for (int ring = 1; ring <= 3 && !isfinite(dv); ring++)
-                    for (int a2 = i - ring; a2 <= i + ring; a2++)
-                        for (int b2 = j - ring; b2 <= j + ring; b2++)
-                            for (int c2 = k - ring; c2 <= k + ring; c2++) {
-                                if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
-                                    continue;
-                                size_t w2 = ((size_t)a2 * ny + b2) * nz + c2;
-                                if (!inside[w2] || owner[w2] < 0)
-                                    continue;
-                                const ist_sphere *s = &t->spheres[owner[w2]];
-                                double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
-                                if (dd < dv)
-                                    dv = dd;
-                            }
-                if (!isfinite(dv)) /* far from every assigned voxel: check all spheres */
-                    for (uint32_t s = 0; s < ns; s++) {
-                        const ist_sphere *sp = &t->spheres[s];
-                        double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
-                        if (dd < dv)
-                            dv = dd;
-                    }
+                double dv = sphere_gap_near(t, ns, inside, owner, origin, h, nx, ny, nz, p);
                 double g = (dv > 0 ? dv : 0) + cell;
                 if (g > gap)
                     gap = g;
