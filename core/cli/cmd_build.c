@@ -96,15 +96,16 @@ int prox_cli_build(int argc, char **argv)
     printf("surface_gap: %.6g (%.2f voxel sizes: no surface point farther from every inner sphere)\n", st.surface_gap,
            st.voxel_size > 0 ? st.surface_gap / st.voxel_size : 0.0);
     /* The libcgal-demo meshes come to 2.4-4.3 voxel sizes at the default
-     * resolution; parts thinner than about two voxels get no inner spheres
-     * of their own (eight 0.012-thick fins at 2,000 spheres: 33), and the
-     * distance query tests far more leaf pairs near them (README, known
-     * limitations). */
+     * resolution. Parts thinner than about two voxels get no inner spheres
+     * from the packing; the thin-part pass gives them some (at most
+     * --spheres more: eight 0.012-thick fins at 2,000 spheres 33.5 -> 5.2),
+     * and where it could not, the distance query tests far more leaf pairs
+     * near them (README, known limitations). */
     if (st.voxel_size > 0 && st.surface_gap > PROX_CLI_THIN_GAP_VOXELS * st.voxel_size)
         fprintf(stderr,
-                "prox build: warning: parts of the surface lie up to %.1f voxel sizes from every inner sphere (parts thinner "
-                "than about two voxels have none of their own); distance queries near them are slow: a finer grid "
-                "(--voxels N, --spheres N) helps\n",
+                "prox build: warning: parts of the surface lie up to %.1f voxel sizes from every inner sphere (thin parts "
+                "the thin-part pass did not fill: it adds at most --spheres spheres, none with --thin-gap -1); distance "
+                "queries near them are slow: a finer grid (--voxels N, --spheres N) helps\n",
                 st.surface_gap / st.voxel_size);
     printf("build_seconds: %.3f\n", st.build_seconds);
     printf("tree_bytes: %zu\n", st.memory_bytes);
