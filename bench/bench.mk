@@ -28,6 +28,10 @@ $(B)/voxel_bench: bench/voxel_bench.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
 
+$(B)/subdivide: bench/subdivide.c $(BUILD)/libprox.a
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+
 $(B)/stall_probe: bench/stall_probe.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $< -o $@
@@ -39,7 +43,7 @@ $(B)/load_gen: bench/load_gen.c
 bench-distance: $(B)/gen_poses $(B)/fcl_distance
 	BUILD=$(BUILD) sh bench/run_distance.sh
 
-bench-ist: $(B)/gen_poses $(B)/cgal_volume $(B)/stall_probe
+bench-ist: $(B)/gen_poses $(B)/cgal_volume $(B)/stall_probe $(B)/subdivide
 	BUILD=$(BUILD) sh bench/run_ist.sh
 
 bench-voxel: $(B)/voxel_bench

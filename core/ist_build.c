@@ -841,9 +841,12 @@ typedef struct thin_sample {
     double gap; /* an upper bound on its distance to the spheres (|p - c| - r) */
 } thin_sample;
 
-/* an upper bound on min |p - c| - r over the spheres that cover voxels
- * near p (inside voxels within a few rings; all spheres if none) */
-static double sphere_gap_near(const prox_ist *t, uint32_t ns, const uint8_t *inside, const int32_t *owner, prox_vec3 origin,
+/* an upper bound on min |p - c| - r over the spheres that own voxels near
+ * p (within a few rings; all spheres if none). Before step 4 a voxel's
+ * owner is the packed sphere covering it (inside voxels only); after it,
+ * the sphere a voxel holding mesh volume is assigned to, thin parts' partly
+ * filled voxels included. */
+static double sphere_gap_near(const prox_ist *t, uint32_t ns, const int32_t *owner, prox_vec3 origin,
                               double h, int nx, int ny, int nz, prox_vec3 p)
 {
     int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
@@ -855,14 +858,14 @@ static double sphere_gap_near(const prox_ist *t, uint32_t ns, const uint8_t *ins
                     if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
                         continue;
                     size_t w2 = ((size_t)a2 * ny + b2) * nz + c2;
-                    if (!inside[w2] || owner[w2] < 0)
+                    if (owner[w2] < 0)
                         continue;
                     const ist_sphere *s = &t->spheres[owner[w2]];
                     double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
                     if (dd < dv)
                         dv = dd;
                 }
-    if (!isfinite(dv)) /* far from every covered voxel: check all spheres */
+    if (!isfinite(dv)) /* far from every owned voxel: check all spheres */
         for (uint32_t s = 0; s < ns; s++) {
             const ist_sphere *sp = &t->spheres[s];
             double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
@@ -986,7 +989,7 @@ static uint32_t thin_spheres(prox_ist *t, uint32_t ns, uint32_t cap, double thin
                 /* the centroid of the upright sub-triangle at (u, w) */
                 double bu = (u + 1.0 / 3) / sub, bw = (w + 1.0 / 3) / sub;
                 prox_vec3 p = prox_v3_add(P[0], prox_v3_add(prox_v3_scale(e1, bu), prox_v3_scale(e2, bw)));
-                double gp = sphere_gap_near(t, ns, inside, owner, origin, h, nx, ny, nz, p);
+                double gp = sphere_gap_near(t, ns, owner, origin, h, nx, ny, nz, p);
                 if (!(gp > thin))
                     continue;
                 if (n == scap) {
@@ -1181,10 +1184,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     zs = NULL;
     free(col_start);
     col_start = NULL;
-    if (n_inside == 0) {
-        snprintf(err, errlen, "no voxel centre lies inside the mesh (too thin for %zu voxels?)", nvox);
-        goto fail_grid;
-    }
+    /* (no voxel centre inside: the thin-part pass may still fill the mesh) */
     /* 2. distance field. Exact within a band: every triangle visits the
      * inside voxels of its bounding box grown by 1.5 h (a voxel whose true
      * distance is <= 1.5 h lies in the grown box of its closest triangle, so
@@ -1372,7 +1372,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
             progress_show(&pr, "packing spheres", (double)ns / d.target_spheres);
     }
     progress_show(&pr, "packing spheres", 1.0);
-    if (ns > 0 && d.thin_gap > 0 && m->oriented) {
+    if (d.thin_gap > 0 && m->oriented) {
         /* 3b. spheres for thin parts (see thin_spheres) */
         uint32_t n2 = thin_spheres(t, ns, d.target_spheres, d.thin_gap * h, m, bvh, inside, owner, origin, h, nx, ny, nz, &pr);
         if (n2 == 0) {
@@ -1392,7 +1392,8 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         free(owner);
         free(surf);
         free(exact);
-        snprintf(err, errlen, "no inner sphere fits: the voxels are too coarse for this mesh");
+        snprintf(err, errlen, "no inner sphere fits: the voxels (%zu inside) are too coarse for this mesh%s", n_inside,
+                 d.thin_gap > 0 && m->oriented ? "" : " (and the thin-part pass was off)");
         goto fail_grid;
     }
     /* 4. assign every voxel holding mesh volume (its centre inside, or a
@@ -1488,6 +1489,13 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     double assigned = 0, vox_vol = h * h * h;
     for (uint32_t s = 0; s < ns; s++)
         assigned += wsum[s];
+    if (!(assigned > 0)) { /* (only thin spheres, in parts the lines through the voxels all miss) */
+        free(final), free(wsum), free(csum);
+        free(owner), free(surf), free(exact);
+        snprintf(err, errlen, "no voxel holds a measurable part of the mesh's volume: too thin for %zu voxels; ask for more (--voxels)",
+                 nvox);
+        goto fail_grid;
+    }
     const double scale = m->volume / (assigned * vox_vol);
     for (uint32_t s = 0; s < ns; s++) {
         ist_sphere *sp = &t->spheres[s];
@@ -1519,7 +1527,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
             for (int w = 0; u + w <= sub; w++) {
                 double bu = (double)u / sub, bw = (double)w / sub;
                 prox_vec3 p = prox_v3_add(P[0], prox_v3_add(prox_v3_scale(prox_v3_sub(P[1], P[0]), bu), prox_v3_scale(prox_v3_sub(P[2], P[0]), bw)));
-                double dv = sphere_gap_near(t, ns, inside, owner, origin, h, nx, ny, nz, p);
+                double dv = sphere_gap_near(t, ns, owner, origin, h, nx, ny, nz, p);
                 double g = (dv > 0 ? dv : 0) + cell;
                 if (g > gap)
                     gap = g;

@@ -1,5 +1,6 @@
 /* test_ist.c - inner sphere trees: packing invariants, hierarchy, files,
  * and queries against closed forms and brute force. */
+#include <string.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -772,6 +773,71 @@ static void test_thin_parts(void)
     prox_mesh_free(m), prox_mesh_free(tool);
 }
 
+/* A hollow ball whose wall (0.006) is thinner than the smallest sphere the
+ * packing places (half a voxel, 0.0085 here): the packing places none, and
+ * before the thin-part pass the build failed ("no inner sphere fits").
+ * Now the wall is filled with thin spheres and the packing invariants
+ * hold. Its sphere model is as coarse as its voxels (0.017, three wall
+ * thicknesses): a ball pushed into the wall meets secondary spheres some
+ * 0.07 apart, so one pose's volume is off by up to several times, but the
+ * secondary volumes add up to the wall's, so over many poses the mean
+ * volume is right: a ball of radius 0.05 centred in the wall, in 200
+ * directions, against the exact volume of the ball inside the wall (two
+ * lens volumes, a closed form). */
+static void test_thin_shell(void)
+{
+    const double R = 0.5, r_in = 0.494;
+    prox_mesh *outer = prox_mesh_make_sphere(R, 4), *inner = prox_mesh_make_sphere(r_in, 4);
+    uint32_t nv = outer->vertex_count + inner->vertex_count, nt = outer->triangle_count + inner->triangle_count;
+    prox_vec3 *v = malloc(sizeof *v * nv);
+    uint32_t(*tr)[3] = malloc(sizeof *tr * nt);
+    for (uint32_t i = 0; i < outer->vertex_count; i++)
+        v[i] = outer->vertices[i];
+    for (uint32_t i = 0; i < inner->vertex_count; i++)
+        v[outer->vertex_count + i] = inner->vertices[i];
+    for (uint32_t i = 0; i < outer->triangle_count; i++)
+        for (int k = 0; k < 3; k++)
+            tr[i][k] = outer->triangles[i][k];
+    for (uint32_t i = 0; i < inner->triangle_count; i++) { /* the cavity's faces point inward: reversed */
+        uint32_t *o = tr[outer->triangle_count + i], base = outer->vertex_count;
+        o[0] = base + inner->triangles[i][0], o[1] = base + inner->triangles[i][2], o[2] = base + inner->triangles[i][1];
+    }
+    prox_mesh *m = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])tr, nt);
+    free(v), free(tr);
+    prox_mesh_free(outer), prox_mesh_free(inner);
+    CHECK(m && m->closed && m->oriented && m->volume > 0, "the hollow ball is closed and oriented (volume %g)", m ? m->volume : 0);
+    prox_ist_def d = prox_ist_def_default();
+    d.target_spheres = 2000, d.thin_gap = -1, d.progress = 0;
+    prox_ist *t = NULL;
+    char err[256];
+    CHECK(prox_ist_build(m, &d, &t, err, sizeof err) != 0 && strstr(err, "no inner sphere fits"), "without the pass: refused (%s)",
+          err);
+    prox_ist_free(t);
+    t = build(m, 2000);
+    prox_mesh *bm = prox_mesh_make_sphere(0.05, 3);
+    prox_ist *ball = build(bm, 50);
+    if (t && ball) {
+        CHECK(t->thin_spheres == t->sphere_count && t->sphere_count > 100, "a wall of thin spheres: %u", t->sphere_count);
+        check_packing(m, t, "hollow ball", 0.05, 0.001);
+        printf("    hollow ball: %u thin spheres, voxel %.4f, gap %.1f voxel sizes\n", t->sphere_count, t->voxel_size,
+               t->surface_gap / t->voxel_size);
+        const double mid = 0.5 * (R + r_in), exact = prox_lens_volume(R, 0.05, mid) - prox_lens_volume(r_in, 0.05, mid);
+        unsigned long long s = 5;
+        double sum = 0, lo = INFINITY, hi = 0;
+        for (int i = 0; i < 200; i++) {
+            prox_vec3 dir = prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)));
+            prox_xform xb = prox_xform_from_pose(prox_v3_scale(dir, mid), prox_quat_identity());
+            prox_result r = run(prox_ist_tree(t), prox_ist_tree(ball), xb, prox_query_default(PROX_QUERY_PENVOL), NULL);
+            sum += r.value, lo = fmin(lo, r.value), hi = fmax(hi, r.value);
+        }
+        printf("    ball in the wall: exact %.3g, IST mean %.3g (min %.3g, max %.3g) over 200 directions\n", exact, sum / 200, lo, hi);
+        CHECK(lo > 0, "the ball meets the wall in every direction (min %g)", lo);
+        CHECK(fabs(sum / 200 - exact) < 0.15 * exact, "mean penetration volume %g within 15%% of the exact %g", sum / 200, exact);
+    }
+    prox_ist_free(t), prox_ist_free(ball);
+    prox_mesh_free(m), prox_mesh_free(bm);
+}
+
 /* The outer balls cover the surface: every point of every triangle lies in
  * the outer ball of some sphere (checked at the corners, edge midpoints and
  * random interior points of all triangles, against all spheres), no outer
@@ -1107,6 +1173,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_distance_many_places);
     RUN_TEST(test_distance_crossing_fins);
     RUN_TEST(test_thin_parts);
+    RUN_TEST(test_thin_shell);
     RUN_TEST(test_force_continuity_and_combined);
     RUN_TEST(test_penvol_front_correct);
     prox_engine_destroy(engine);
