@@ -581,7 +581,13 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * lower); but armadillo's worst random bench
      * pose 0.23% -> 50% (gap 0.00057: the exact closest points' leaf pair
      * is settled, its chain ends at 0.00117; without the cut another
-     * pair's chain had found the minimum) and fandisk's 0 -> 0.11%. */
+     * pair's chain had found the minimum) and fandisk's 0 -> 0.11%. Nor
+     * does the descent over edge-adjacent triangle pairs (walk_pairs) after
+     * every settled pair's chains make that chain find its minimum: with
+     * the slab cut armadillo's worst random pose stays 50% off; without
+     * it the bench maxima are as before but bunny00's random 0.43% -> 0,
+     * at 1.4-2.6x the instructions (40 random / 80 coherent poses) and
+     * 6x the time on the plates (the descent walks its 16 steps there). */
     prox_ctx_note_unsettled(c, key);
     ist_places *pl = p->scratch;
     int k = find_place(pl, A, B, i, j);
