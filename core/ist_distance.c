@@ -585,7 +585,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * does the descent over edge-adjacent triangle pairs (walk_pairs) after
      * every settled pair's chains make that chain find its minimum: with
      * the slab cut armadillo's worst random pose stays 50% off; without
-     * it the bench maxima are as before but bunny00's random 0.43% -> 0,
+     * it the bench maxima are as before or lower (bunny00 random 0.43% -> 0),
      * at 1.4-2.6x the instructions (40 random / 80 coherent poses) and
      * 6x the time on the plates (the descent walks its 16 steps there). */
     prox_ctx_note_unsettled(c, key);
