@@ -828,7 +828,7 @@ static int hpush_grow(heap_ent **h, size_t *n, size_t *cap, heap_ent e, int maxh
  * bench random / held-out random poses; callgrind, 40 random and 80
  * coherent poses): 3 adds 2 spheres to armadillo and its random max goes
  * 0.23% -> 10.8% (p99 0 -> 1.9%); 2 adds 10, random max 10.8%, held-out
- * 3.1% -> 8.3%; 1.5 adds 14-74 to four meshes, armadillo's maxima 0.23% ->
+ * 3.1% -> 8.3%; 1.5 adds 1-74 to each of the five, armadillo's maxima 0.23% ->
  * 0, 3.1% -> 1.1%, its instructions -3% random, -17% coherent, but
  * bunny00's coherent max 0.01% -> 0.18% and fandisk +6% random. The
  * distance refinement's luck on single poses moves with any change of the
