@@ -841,36 +841,44 @@ typedef struct thin_sample {
     double gap; /* an upper bound on its distance to the spheres (|p - c| - r) */
 } thin_sample;
 
-/* an upper bound on min |p - c| - r over the spheres that own voxels near
- * p (within a few rings; all spheres if none). Before step 4 a voxel's
- * owner is the packed sphere covering it (inside voxels only); after it,
- * the sphere a voxel holding mesh volume is assigned to, thin parts' partly
- * filled voxels included. */
+/* |p - c| - r: how far p lies outside sphere s */
+static inline double sphere_gap(const ist_sphere *s, prox_vec3 p)
+{
+    double dx = p.x - s->x, dy = p.y - s->y, dz = p.z - s->z;
+    return sqrt(dx * dx + dy * dy + dz * dz) - s->r;
+}
+
+/* min |p - c| - r over the spheres owning the voxels of the cube `ring`
+ * voxels either side of voxel (i, j, k) (INFINITY if none). Before step 4
+ * a voxel's owner is the packed sphere covering it (inside voxels only);
+ * after it, the sphere a voxel holding mesh volume is assigned to, thin
+ * parts' partly filled voxels included. */
+static double owner_gap(const prox_ist *t, const int32_t *owner, int nx, int ny, int nz, int i, int j, int k, int ring, prox_vec3 p)
+{
+    double best = INFINITY;
+    for (int a = i - ring < 0 ? 0 : i - ring; a <= i + ring && a < nx; a++)
+        for (int b = j - ring < 0 ? 0 : j - ring; b <= j + ring && b < ny; b++)
+            for (int c = k - ring < 0 ? 0 : k - ring; c <= k + ring && c < nz; c++) {
+                int32_t o = owner[((size_t)a * ny + b) * nz + c];
+                double d = o < 0 ? INFINITY : sphere_gap(&t->spheres[o], p);
+                best = d < best ? d : best;
+            }
+    return best;
+}
+
+/* an upper bound on min |p - c| - r: the spheres owning voxels within a
+ * few rings of p (the nearest ring with any), all spheres if none */
 static double sphere_gap_near(const prox_ist *t, uint32_t ns, const int32_t *owner, prox_vec3 origin,
                               double h, int nx, int ny, int nz, prox_vec3 p)
 {
     int i = (int)floor((p.x - origin.x) / h), j = (int)floor((p.y - origin.y) / h), k = (int)floor((p.z - origin.z) / h);
     double dv = INFINITY;
     for (int ring = 1; ring <= 3 && !isfinite(dv); ring++)
-        for (int a2 = i - ring; a2 <= i + ring; a2++)
-            for (int b2 = j - ring; b2 <= j + ring; b2++)
-                for (int c2 = k - ring; c2 <= k + ring; c2++) {
-                    if (a2 < 0 || a2 >= nx || b2 < 0 || b2 >= ny || c2 < 0 || c2 >= nz)
-                        continue;
-                    size_t w2 = ((size_t)a2 * ny + b2) * nz + c2;
-                    if (owner[w2] < 0)
-                        continue;
-                    const ist_sphere *s = &t->spheres[owner[w2]];
-                    double dd = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
-                    if (dd < dv)
-                        dv = dd;
-                }
+        dv = owner_gap(t, owner, nx, ny, nz, i, j, k, ring, p);
     if (!isfinite(dv)) /* far from every owned voxel: check all spheres */
         for (uint32_t s = 0; s < ns; s++) {
-            const ist_sphere *sp = &t->spheres[s];
-            double dd = sqrt((p.x - sp->x) * (p.x - sp->x) + (p.y - sp->y) * (p.y - sp->y) + (p.z - sp->z) * (p.z - sp->z)) - sp->r;
-            if (dd < dv)
-                dv = dd;
+            double d = sphere_gap(&t->spheres[s], p);
+            dv = d < dv ? d : dv;
         }
     return dv;
 }
@@ -884,29 +892,15 @@ static double surface_dist(const aabb_tree *bvh, prox_vec3 p, uint32_t *tri)
     return sqrt(best2);
 }
 
-/* The smallest |x - c| - r over the packed spheres near x: the covering
- * spheres of the voxels within `reach` of x (every packed sphere that comes
- * within reach - h sqrt(3) of x covers such a voxel: they sit at voxel
- * centres and cover every voxel centre inside them). */
-static double sphere_clearance(const prox_ist *t, const uint8_t *inside, const int32_t *owner, prox_vec3 origin, double h,
-                               int nx, int ny, int nz, prox_vec3 x, double reach)
+/* The smallest |x - c| - r over the packed spheres near x, before step 4:
+ * the covering spheres of the voxels within `reach` of x (every packed
+ * sphere that comes within reach - h sqrt(3) of x covers such a voxel:
+ * they sit at voxel centres and cover every voxel centre inside them). */
+static double sphere_clearance(const prox_ist *t, const int32_t *owner, prox_vec3 origin, double h, int nx, int ny, int nz,
+                               prox_vec3 x, double reach)
 {
-    double best = INFINITY;
-    int i0 = (int)floor((x.x - reach - origin.x) / h), i1 = (int)floor((x.x + reach - origin.x) / h);
-    int j0 = (int)floor((x.y - reach - origin.y) / h), j1 = (int)floor((x.y + reach - origin.y) / h);
-    int k0 = (int)floor((x.z - reach - origin.z) / h), k1 = (int)floor((x.z + reach - origin.z) / h);
-    for (int a = i0 < 0 ? 0 : i0; a <= i1 && a < nx; a++)
-        for (int b = j0 < 0 ? 0 : j0; b <= j1 && b < ny; b++)
-            for (int c = k0 < 0 ? 0 : k0; c <= k1 && c < nz; c++) {
-                size_t w = ((size_t)a * ny + b) * nz + c;
-                if (!inside[w] || owner[w] < 0)
-                    continue;
-                const ist_sphere *s = &t->spheres[owner[w]];
-                double dd = sqrt((x.x - s->x) * (x.x - s->x) + (x.y - s->y) * (x.y - s->y) + (x.z - s->z) * (x.z - s->z)) - s->r;
-                if (dd < best)
-                    best = dd;
-            }
-    return best;
+    int i = (int)floor((x.x - origin.x) / h), j = (int)floor((x.y - origin.y) / h), k = (int)floor((x.z - origin.z) / h);
+    return owner_gap(t, owner, nx, ny, nz, i, j, k, (int)ceil(reach / h), x);
 }
 
 /* The thin spheres placed so far, bucketed on a coarse grid (cells
@@ -942,10 +936,8 @@ static double thin_gap_at(const prox_ist *t, uint32_t first, const thin_grid *g,
         for (int j = lo[1]; j <= hi[1]; j++)
             for (int k = lo[2]; k <= hi[2]; k++)
                 for (uint32_t q = g->head[((size_t)i * g->n[1] + j) * g->n[2] + k]; q != UINT32_MAX; q = g->next[q]) {
-                    const ist_sphere *s = &t->spheres[first + q];
-                    double d = sqrt((p.x - s->x) * (p.x - s->x) + (p.y - s->y) * (p.y - s->y) + (p.z - s->z) * (p.z - s->z)) - s->r;
-                    if (d < best)
-                        best = d;
+                    double d = sphere_gap(&t->spheres[first + q], p);
+                    best = d < best ? d : best;
                 }
     return best;
 }
@@ -957,8 +949,7 @@ static double thin_gap_at(const prox_ist *t, uint32_t first, const thin_grid *g,
  * Returns the new sphere count, or 0 out of memory (t->spheres may have
  * moved). */
 static uint32_t thin_spheres(prox_ist *t, uint32_t ns, uint32_t cap, double thin, const prox_mesh *m, const aabb_tree *bvh,
-                             const uint8_t *inside, const int32_t *owner, prox_vec3 origin, double h, int nx, int ny, int nz,
-                             progress *pr)
+                             const int32_t *owner, prox_vec3 origin, double h, int nx, int ny, int nz, progress *pr)
 {
     const uint32_t first = ns;
     size_t n = 0, scap = 1024, hn = 0, hcap = 1024;
@@ -1062,7 +1053,7 @@ static uint32_t thin_spheres(prox_ist *t, uint32_t ns, uint32_t cap, double thin
         prox_vec3 c = prox_v3_madd(sm->p, nrm, best_s);
         uint32_t ctri;
         double r = surface_dist(bvh, c, &ctri);
-        double clear = sphere_clearance(t, inside, owner, origin, h, nx, ny, nz, c, r + 2 * h);
+        double clear = sphere_clearance(t, owner, origin, h, nx, ny, nz, c, r + 2 * h);
         if (ns > first) {
             double ct = thin_gap_at(t, first, &g, c, r + g.rmax);
             clear = ct < clear ? ct : clear;
@@ -1374,7 +1365,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     progress_show(&pr, "packing spheres", 1.0);
     if (d.thin_gap > 0 && m->oriented) {
         /* 3b. spheres for thin parts (see thin_spheres) */
-        uint32_t n2 = thin_spheres(t, ns, d.target_spheres, d.thin_gap * h, m, bvh, inside, owner, origin, h, nx, ny, nz, &pr);
+        uint32_t n2 = thin_spheres(t, ns, d.target_spheres, d.thin_gap * h, m, bvh, owner, origin, h, nx, ny, nz, &pr);
         if (n2 == 0) {
             free(heap);
             free(owner);
