@@ -521,7 +521,7 @@ static void test_distance_vs_mesh(void)
     prox_ist *A = build(ma, 1500), *B = build(mb, 1500);
     prox_bvh *ba = prox_bvh_build(ma), *bb = prox_bvh_build(mb);
     unsigned long long s = 8;
-    double worst_rel = 0;
+    double worst_rel = 0, worst_dived = 0;
     for (int i = 0; i < 40; i++) {
         prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
         prox_vec3 dir = prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)));
@@ -538,8 +538,20 @@ static void test_distance_vs_mesh(void)
         bq.check_every = 1;
         prox_result rb = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
         CHECK(rb.lower <= exact.value + 1e-9 && rb.upper >= r.value - 1e-9, "budgeted [%g, %g] vs %g", rb.lower, rb.upper, r.value);
+        /* a budget the query stays within: it dives first (the inner
+         * spheres' distance and that pair's chains, offered before the
+         * descent); still never below exact, bracketing it, and close */
+        bq.deadline_ns = prox_now_ns() + 10000000000ull;
+        prox_result rd = run(prox_ist_tree(A), prox_ist_tree(B), xb, bq, NULL);
+        CHECK(rd.complete && rd.value >= exact.value - 1e-9 && rd.lower <= exact.value + 1e-9 && rd.upper >= exact.value - 1e-9,
+              "dived [%g, %g] value %g vs exact %g", rd.lower, rd.upper, rd.value, exact.value);
+        CHECK(fabs(prox_v3_dist(rd.point_a, rd.point_b) - rd.value) <= 1e-9 + 1e-9 * rd.value,
+              "the dived answer's witness points are %g apart", prox_v3_dist(rd.point_a, rd.point_b));
+        if (exact.value > 0.05)
+            worst_dived = fmax(worst_dived, (rd.value - exact.value) / exact.value);
     }
     CHECK(worst_rel < 0.005, "IST distance within 0.5%% of exact at gaps > 0.05 (worst %.3g)", worst_rel);
+    CHECK(worst_dived < 0.005, "budgeted (dived) IST distance within 0.5%% of exact at gaps > 0.05 (worst %.3g)", worst_dived);
     /* a coherent path with the cache (last sphere pair, last triangle pair,
      * including a hint left by another pair): never below exact, close */
     prox_cache cache = {0};
