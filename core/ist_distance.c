@@ -831,12 +831,30 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_offer_distance(c, p, rb.d, rb.pa, rb.pb, i, j);
 }
 
-/* the roots; a budgeted query that no cached pair has settled dives first */
+/* Whether the roots' children's outer balls (the surfaces' bounds) come
+ * closer than `best`: whether the pair may still improve on it. */
+static int roots_within(const prox_pairstate *p, double best)
+{
+    if (!(best < 1e30))
+        return 1;
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    lanes la, lb;
+    lanes_load(A, p->a->root, (const float (*)[4])A->orad, A->orad_leaf, &la);
+    lanes_load(B, p->b->root, (const float (*)[4])B->orad, B->orad_leaf, &lb);
+    lanes_move(pair_fx(p), &lb);
+    float key[16];
+    return outer_keys(&la, &lb, (float)best * (1 + 1e-6f), key) != 0;
+}
+
+/* The roots. A budgeted query that no cached pair has settled dives
+ * first, unless another pair of the forest has found a distance this
+ * pair's surfaces cannot beat (a forest of many objects would otherwise
+ * spend its budget diving into far pairs). */
 static void root_distance(prox_ctx *c, const prox_pairstate *p)
 {
     ist_fx_prepare(p);
     const ist_places *pl = p->scratch;
-    if (p->query->deadline_ns && !pl->has_tris && pl->n == 0 && !past_deadline(p))
+    if (p->query->deadline_ns && !pl->has_tris && pl->n == 0 && !past_deadline(p) && roots_within(p, prox_ctx_best(c)))
         dive_distance(c, p);
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
