@@ -733,15 +733,16 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     }
 }
 
+/* How many node pairs a budgeted query's dive expands (some 10 us): at a
+ * 25 us budget (see dive_distance) the p99 errors with 16, 32, 64, 128
+ * were bunny00 7.3x, 7.3x, 7.3x, 2.6x; armadillo 9.8x, 9.8x, 9.8x, 4.1x;
+ * fandisk 12x, 2.7x, 2.7x, 3.2x; at 100 us alike from 32 on. */
+#define IST_DIVE 128
+
 /* The closest inner sphere pair that a nearest-first depth-first descent
  * of the inner sphere model (Algorithm 1, keys: the node spheres bounding
  * the inner spheres below) meets in at most `expansions` node pairs; 0 if
- * it meets none. IST_DIVE node pairs (some 10 us): at a 25 us budget
- * (see dive_distance) the p99 errors with 16, 32, 64, 128 were bunny00
- * 7.3x, 7.3x, 7.3x, 2.6x; armadillo 9.8x, 9.8x, 9.8x, 4.1x; fandisk 12x,
- * 2.7x, 2.7x, 3.2x; at 100 us alike from 32 on. */
-#define IST_DIVE 128
-
+ * it meets none. */
 static int dive_spheres(const prox_pairstate *p, uint32_t expansions, uint32_t *out_a, uint32_t *out_b)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -865,7 +866,6 @@ static void root_distance(prox_ctx *c, const prox_pairstate *p)
         dive_distance(c, p);
     prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
 }
-
 
 /* coherence: the last answer's triangle pair gives a tight first bound,
  * and its leaf pair is settled first. Measured and not kept (callgrind,
