@@ -668,7 +668,10 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     float cand_d[NCAND];
     uint32_t n_cand = 0, n_tests = 0, visits = 0;
     /* depth first, nearest child first: each level defers at most three
-     * children; a wide tree over 2^32 triangles is under 20 levels deep */
+     * children; a wide tree over 2^32 triangles is under 20 levels deep.
+     * (Measured and not kept: the nearest child visited at once instead of
+     * pushed and popped: the same answers, 2-3% fewer instructions in IST
+     * distance queries, no difference in time beyond the noise.) */
     uint32_t stack[STACK];
     float sd2[STACK];
     int top = 0;
