@@ -298,7 +298,12 @@ static double expected_vol1(const prox_pairstate *p, uint32_t ida, uint32_t idb)
  * running estimate is the second-level expected overlap Vol^(1) and the
  * pair with the largest gap between its bounding lens Vol(R ^ S) and
  * Vol^(1) goes first: the one whose expansion should tighten the answer
- * most. */
+ * most. Measured and not kept: the queued estimates scaled at the end by
+ * the ratio of exact to estimated volume of the pairs this query
+ * completed (clamped to 0.5-2): heavy bench poses at 100 and 200 us, two
+ * runs each, p95 error bunny00 7.7% -> 6.4% at 100 us, but elephant 11% ->
+ * 20-32%, armadillo 8% -> 12%, knot1 within the noise: an estimate's
+ * error is the pair's own, not a bias the query shares. */
 static void push_vol(prox_ctx *c, const prox_pairstate *p, const kid *a, const kid *b, double dist)
 {
     double u1 = a->vol * b->leaves, u2 = b->vol * a->leaves, ub = u1 < u2 ? u1 : u2;
