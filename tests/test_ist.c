@@ -556,7 +556,8 @@ static void test_distance_vs_mesh(void)
      * including a hint left by another pair): never below exact, close */
     prox_cache cache = {0};
     cache.hint_a = 3, cache.hint_b = 5;
-    double path_worst = 0;
+    double path_worst = 0, jump_worst = 0;
+    prox_cache stale = {0};
     for (int i = 0; i < 60; i++) {
         double t = 0.03 * i;
         prox_xform xb = prox_xform_from_pose(prox_v3(0.95 * cos(t), 0.95 * sin(t), 0.1 * sin(2 * t)),
@@ -569,8 +570,20 @@ static void test_distance_vs_mesh(void)
         CHECK(cache.hint_a < A->tri_count && cache.hint_b < B->tri_count, "triangle hint kept");
         if (exact.value > 0.05)
             path_worst = fmax(path_worst, (r.value - exact.value) / exact.value);
+        /* budgeted, seeded from the path's first pose (a jump): the dive
+         * after the stale seed; never below exact, brackets it, close */
+        if (i == 0)
+            stale = cache;
+        prox_cache jump = stale;
+        q.deadline_ns = prox_now_ns() + 10000000000ull;
+        prox_result rj = run(prox_ist_tree(A), prox_ist_tree(B), xb, q, &jump);
+        CHECK(rj.complete && rj.value >= exact.value - 1e-9 && rj.lower <= exact.value + 1e-9, "after a jump [%g, %g] value %g vs exact %g",
+              rj.lower, rj.upper, rj.value, exact.value);
+        if (exact.value > 0.05)
+            jump_worst = fmax(jump_worst, (rj.value - exact.value) / exact.value);
     }
     CHECK(path_worst < 0.005, "coherent IST distance within 0.5%% (worst %.3g)", path_worst);
+    CHECK(jump_worst < 0.005, "budgeted IST distance after a jump within 0.5%% (worst %.3g)", jump_worst);
     /* a budgeted forest: one near pair first, four far ones. The far pairs
      * cannot beat the near pair's distance, so they do not dive: the
      * forest tests as many triangles as the near pair alone, and answers
