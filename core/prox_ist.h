@@ -5,7 +5,12 @@
  * that the spheres' volumes add up to the voxelized volume, organised in a
  * 4-ary hierarchy built by batch neural gas. The engine sees it as a tree
  * of type PROX_TREE_IST: distance (refined with the exact triangles),
- * penetration volume with force and torque, time-critical variants.
+ * penetration volume with force and torque, time-critical variants. A
+ * distance query with a deadline first dives to the closest inner spheres
+ * (closer than any distance found so far) so that an answer cut at the
+ * deadline is near the true one; it is never below it, and without a
+ * deadline's cut it may differ from the unbudgeted answer within the same
+ * certified bounds.
  *
  * Build, load, save and free allocate: non-RT. Queries are RT safe.
  */
