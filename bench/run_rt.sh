@@ -37,7 +37,7 @@ echo "|---|---|---|---|---|---|---|"
 echo "| cyclictest | $cmin | $cavg | $(pct 0.5) | $(pct 0.99) | $(pct 0.999) | $cmax |"
 echo "| hapticd | $(j "round(d['latency_us']['min'],1)") | $(j "round(d['latency_us']['avg'],1)") | $(j "d['latency_us']['p50']") | $(j "d['latency_us']['p99']") | $(j "d['latency_us']['p999']") | $(j "round(d['latency_us']['max'],1)") |"
 echo
-echo "hapticd: p99 ratio to cyclictest $(j "d['latency_us']['p99']") / $(pct 0.99); query p99 $(j "d['query_us']['p99']") us with a $(j "d['query_us']['budget']") us budget, worst overshoot $(j "d['query_us']['overshoot_max']") us; overruns $(j "d['overruns']") of $(j "d['cycles']") cycles; telemetry: $(j "d['telemetry']['received']") received, $(j "d['telemetry']['gaps']") gaps, $(j "d['drops']['telemetry']") drops; command drops $(j "d['drops']['commands']"), voxel drops $(j "d['drops']['voxels']"); realtime=$(j "d['realtime']") ($(j "d['note']"))"
+echo "hapticd: p99 ratio to cyclictest $(j "d['latency_us']['p99']") / $(pct 0.99); query p99 $(j "d['query_us']['p99']") us with a $(j "d['query_us']['budget']") us budget, worst overshoot $(j "d['query_us']['overshoot_max']") us; overruns $(j "d['overruns']") of $(j "d['cycles']") cycles; telemetry: $(j "d['telemetry']['received']") received, $(j "d['telemetry']['gaps']") gaps, $(j "d['drops']['telemetry']") drops; command drops $(j "d['drops']['commands']"), voxel drops $(j "d['drops']['voxels']"); realtime=$(j "d['realtime']") memlocked=$(j "d['memlocked']") cpu_latency_held=$(j "d.get('cpu_latency_held', 0)") ($(j "d['note']"))"
 } > "$out"
 rm -rf "$tmp"
 cat "$out"

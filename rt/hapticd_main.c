@@ -41,6 +41,8 @@ static void usage(FILE *f)
             "  --budget-us US         query budget per cycle (default 300)\n"
             "  --cpu N                pin the loop to CPU N\n"
             "  --priority P           SCHED_FIFO priority (default 80; 0 = none)\n"
+            "  --cpu-latency-us US    while running, keep CPU wake-up from idle within US (PM QoS,\n"
+            "                         /dev/cpu_dma_latency; default 0; -1 = leave the system's setting)\n"
             "  --duration S           stop after S seconds (default: until Ctrl-C)\n"
             "rendering and safety:\n"
             "  --stiffness K          N per m^3 of penetration volume\n"
@@ -121,12 +123,13 @@ static void write_stats_json(const char *path, const rt_status *st)
     }
     fprintf(f,
             "{\n  \"cycles\": %llu,\n  \"overruns\": %llu,\n  \"rate_hz\": %.3f,\n  \"realtime\": %d,\n  \"memlocked\": %d,\n"
+            "  \"cpu_latency_held\": %d,\n"
             "  \"latency_us\": {\"min\": %.3f, \"avg\": %.3f, \"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.3f},\n"
             "  \"query_us\": {\"p99\": %.1f, \"max\": %.1f, \"budget\": %.1f, \"overshoot_max\": %.3f},\n"
             "  \"drops\": {\"commands\": %llu, \"voxels\": %llu, \"telemetry\": %llu},\n"
             "  \"telemetry\": {\"received\": %llu, \"gaps\": %llu},\n  \"faults\": %llu,\n  \"watchdog_fired\": %llu,\n"
             "  \"note\": \"%s\"\n}\n",
-            (unsigned long long)st->cycles, (unsigned long long)st->overruns, st->rate_hz, st->realtime, st->memlocked,
+            (unsigned long long)st->cycles, (unsigned long long)st->overruns, st->rate_hz, st->realtime, st->memlocked, st->cpu_latency_held,
             st->latency_min_us, st->latency_avg_us, st->latency_p50_us, st->latency_p99_us, st->latency_p999_us,
             st->latency_max_us, st->query_p99_us, st->query_max_us, st->budget_us, st->budget_overshoot_max_us,
             (unsigned long long)st->cmd_drops, (unsigned long long)st->voxel_drops, (unsigned long long)st->telemetry_drops,
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
     enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
-           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP };
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT };
     static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
                                          {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
                                          {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
@@ -155,7 +158,8 @@ int main(int argc, char **argv)
                                          {"osc-port", required_argument, 0, O_OSCP}, {"no-osc", no_argument, 0, O_NOOSC},
                                          {"record", required_argument, 0, O_REC}, {"stats-json", required_argument, 0, O_JSON},
                                          {"quiet", no_argument, 0, O_QUIET}, {"osc-device-port", required_argument, 0, O_ODP},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
@@ -180,7 +184,7 @@ int main(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            if (c >= O_RATE && c <= O_ODP && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET) {
+            if (c >= O_RATE && c <= O_CPULAT && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET) {
                 if (numeric_bad) {
                     fprintf(stderr, "hapticd: --%s needs a number, got '%s'\n", opts[c - O_DEMO].name, optarg);
                     return 2;
@@ -195,6 +199,7 @@ int main(int argc, char **argv)
                 else if (c == O_MAXT) cfg.limits.max_torque_nm = v;
                 else if (c == O_OSCP) osc_port = (int)v;
                 else if (c == O_ODP) osc_dev_port = (int)v;
+                else if (c == O_CPULAT) cfg.cpu_latency_us = v < -1 ? -2 : v > 1e6 ? 1000000 : (int)v;
                 break;
             }
             usage(stderr);
@@ -300,9 +305,11 @@ int main(int argc, char **argv)
         sa.sa_handler = on_signal;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        if (!quiet)
-            fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC %s%s%d; Ctrl-C stops\n", cfg.rate_hz, driver,
-                    osc ? osc_addr : "off", osc ? ":" : "", osc ? rt_osc_port(osc) : 0);
+        if (!quiet && osc)
+            fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC %s:%d; Ctrl-C stops\n", cfg.rate_hz, driver, osc_addr,
+                    rt_osc_port(osc));
+        else if (!quiet)
+            fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC off; Ctrl-C stops\n", cfg.rate_hz, driver);
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         double next_line = 1.0;

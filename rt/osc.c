@@ -241,6 +241,7 @@ OSC_HANDLER(h_status)
     lo_message_add_string(m, "running"), lo_message_add_int32(m, st.running);
     lo_message_add_string(m, "realtime"), lo_message_add_int32(m, st.realtime);
     lo_message_add_string(m, "memlocked"), lo_message_add_int32(m, st.memlocked);
+    lo_message_add_string(m, "cpu_latency"), lo_message_add_int32(m, st.cpu_latency_held);
     lo_message_add_string(m, "rate_hz"), lo_message_add_double(m, st.rate_hz);
     lo_message_add_string(m, "uptime_s"), lo_message_add_double(m, st.uptime_s);
     lo_message_add_string(m, "cycles"), lo_message_add_int64(m, (int64_t)st.cycles);

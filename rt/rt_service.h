@@ -50,6 +50,9 @@ typedef struct rt_config {
     double budget_us;           /* query budget per cycle; default 300 */
     int cpu;                    /* CPU to pin the RT thread to; -1 = none */
     int priority;               /* SCHED_FIFO priority; 0 = do not ask */
+    int cpu_latency_us;         /* while running, ask the kernel (PM QoS, /dev/cpu_dma_latency) to
+                                   wake CPUs from idle within this many microseconds, as cyclictest
+                                   does; default 0; -1 = do not ask */
     uint32_t cmd_ring_capacity;  /* power of two */
     uint32_t voxel_ring_capacity;
     uint32_t telemetry_ring_capacity;
@@ -139,6 +142,7 @@ int rt_service_record_stop(rt_service *s);
 
 typedef struct rt_status {
     int running, realtime, memlocked, pinned;
+    int cpu_latency_held; /* the PM QoS request held (running: holds) */
     double rate_hz, uptime_s;
     uint64_t cycles, overruns;
     double latency_min_us, latency_avg_us, latency_max_us, latency_p50_us, latency_p99_us, latency_p999_us;

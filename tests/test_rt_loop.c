@@ -2,6 +2,7 @@
  * forces within limits and rate limits, no telemetry lost, the tool does
  * not tunnel, NaN and stalls zero the output, and (plain builds) no
  * allocation on the RT thread. Also runs under TSan. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -247,6 +248,50 @@ static void test_bad_control_input(void)
     dev_close(dev);
 }
 
+/* the kernel's current CPU wake-up latency target (PM QoS), or -1 */
+static long cpu_latency_now(void)
+{
+    int fd = open("/dev/cpu_dma_latency", O_RDONLY | O_CLOEXEC);
+    int32_t v = -1;
+    if (fd >= 0) {
+        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+            v = -1;
+        close(fd);
+    }
+    return v;
+}
+
+/* While running, the service asks the kernel to wake CPUs from idle at
+ * once (as cyclictest does for itself); where it may not (no such file,
+ * not permitted) it runs anyway and says why. */
+static void test_cpu_latency_request(void)
+{
+    char err[256];
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.cpu_latency_us = -2;
+    CHECK(rt_service_create(&cfg, dev, err, sizeof err) == NULL && strstr(err, "latency"), "CPU latency -2 refused: %s", err);
+    const int may = access("/dev/cpu_dma_latency", W_OK) == 0;
+    for (int ask = 0; ask < 2; ask++) {
+        cfg = rt_config_default();
+        cfg.priority = 0;
+        cfg.cpu_latency_us = ask ? 0 : -1;
+        rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+        CHECK(svc && rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+        if (!svc)
+            continue;
+        rt_status st;
+        rt_service_status(svc, &st);
+        CHECK(st.cpu_latency_held == (ask && may), "asked %d, may %d: held %d", ask, may, st.cpu_latency_held);
+        if (ask && may)
+            CHECK(cpu_latency_now() == 0, "the kernel's target while running: %ld us", cpu_latency_now());
+        if (ask && !may)
+            CHECK(strstr(st.rt_note, "cpu_dma_latency") != NULL, "the note says why: %s", st.rt_note);
+        rt_service_destroy(svc);
+    }
+    dev_close(dev);
+}
+
 static void test_replay_driver(void)
 {
     char path[] = "/tmp/hapticd-replay-XXXXXX", err[256];
@@ -286,6 +331,7 @@ int main(int argc, char **argv)
     (void)argc;
     RUN_TEST(test_replay_driver);
     RUN_TEST(test_bad_control_input);
+    RUN_TEST(test_cpu_latency_request);
     RUN_TEST(test_loop_with_sim_device);
     return check_summary(argv[0]);
 }
