@@ -807,8 +807,11 @@ static int dive_spheres(const prox_pairstate *p, uint32_t expansions, double bel
  * do not dive (their answers are as before, bit for bit); measured and not
  * kept: the dive for them too, 4-11% fewer instructions (callgrind, 40
  * random bench poses a mesh), the same or lower errors on four meshes,
- * but armadillo's random bench error p99 0 -> 0.23%, max 0.23% -> 1.4%
- * (the tighter early bound settles fewer same-place pairs, IST_RESETTLE).
+ * but armadillo's random bench error p99 0 -> 0.23%, max 0.23% -> 1.4%:
+ * the tighter early bound prunes leaf pairs whose own pieces cannot come
+ * closer, but whose chains wandered to the minimum where the chain of the
+ * pair holding it ended elsewhere (the same errors with IST_RESETTLE
+ * judged against the best of the traversal's own chains).
  * Nor kept: the descent over edge-adjacent triangle pairs (walk_pairs)
  * after the dive's chains: the plates at 100 us 0.075 -> 0.027 median,
  * bunny00 and fandisk p99 at 100 us 0.85 -> 0.31, 1.4 -> 0.23, but its up
