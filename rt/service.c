@@ -647,8 +647,8 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
     /* CPU idle states: a CPU woken from a deep one adds its exit latency
      * to every cycle's wake-up. The PM QoS request holds while the file
      * stays open (cyclictest makes the same request for itself: on this
-     * VM, bench/run_rt.sh, hapticd's wake-up p99 66-84 us without it
-     * against cyclictest's 34-40, 47 against 40 with it) */
+     * VM, bench/run_rt.sh, hapticd's wake-up p99 was 66-84 us without it
+     * against cyclictest's 34-40, and 28-32 against 28-36 with it) */
     if (s->cfg.cpu_latency_us >= 0) {
         int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
         int32_t us = s->cfg.cpu_latency_us;
@@ -705,6 +705,9 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
     }
     if (rc != 0) {
         snprintf(err, errlen, "service: cannot start the loop thread: %s", strerror(rc));
+        if (s->cpu_latency_fd >= 0)
+            close(s->cpu_latency_fd); /* no run to hold it for */
+        s->cpu_latency_fd = -1, s->cpu_latency_held = 0;
         return -1;
     }
     snprintf(s->rt_note, sizeof s->rt_note, "%s", note);
