@@ -57,6 +57,8 @@ struct prox_engine {
     prox_pairstate *ps;
     pair_priv *pp;
     unsigned char *scratch; /* max_pairs * PROX_PAIR_SCRATCH */
+    uint32_t *root_order;   /* max_pairs: the order the roots are visited in */
+    double *root_key;       /* max_pairs: their handlers' root bounds */
     prox_ctx ctx;
 };
 
@@ -98,7 +100,9 @@ prox_engine *prox_engine_create(const prox_engine_def *def, const prox_bank *ban
     e->ps = calloc(d.max_pairs, sizeof *e->ps);
     e->scratch = aligned_alloc(64, (size_t)d.max_pairs * PROX_PAIR_SCRATCH);
     e->pp = calloc(d.max_pairs, sizeof *e->pp);
-    if (!e->ps || !e->pp || !e->scratch || prox_dpq_init(&e->q, d.queue_capacity) != 0) {
+    e->root_order = calloc(d.max_pairs, sizeof *e->root_order);
+    e->root_key = calloc(d.max_pairs, sizeof *e->root_key);
+    if (!e->ps || !e->pp || !e->scratch || !e->root_order || !e->root_key || prox_dpq_init(&e->q, d.queue_capacity) != 0) {
         prox_engine_destroy(e);
         return NULL;
     }
@@ -110,6 +114,8 @@ void prox_engine_destroy(prox_engine *e)
 {
     if (!e)
         return;
+    free(e->root_order);
+    free(e->root_key);
     prox_dpq_free(&e->q);
     free(e->ps);
     free(e->scratch);
@@ -387,8 +393,20 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
             if (h && h->seed && e->ps[i].cache && e->ps[i].cache->valid)
                 h->seed(c, &e->ps[i]);
         }
-    /* roots */
-    for (uint32_t i = 0; i < pair_count && !c->done; i++) {
+    /* roots, in pair order; with a deadline, nearest first where handlers
+     * bound their pairs (root_bound), so that the pairs most likely to
+     * hold the answer spend the budget first */
+    uint32_t *ord = e->root_order;
+    for (uint32_t i = 0; i < pair_count; i++) {
+        const prox_handler *h = e->pp[i].h;
+        double k = q->deadline_ns && h && h->root_bound ? h->root_bound(&e->ps[i]) : -INFINITY;
+        uint32_t m = i;
+        while (m > 0 && e->root_key[m - 1] > k) /* stable: equal bounds keep pair order */
+            e->root_key[m] = e->root_key[m - 1], ord[m] = ord[m - 1], m--;
+        e->root_key[m] = k, ord[m] = i;
+    }
+    for (uint32_t o = 0; o < pair_count && !c->done; o++) {
+        const uint32_t i = ord[o];
         const prox_handler *h = e->pp[i].h;
         if (!h)
             continue;

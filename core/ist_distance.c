@@ -842,19 +842,29 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_offer_distance(c, p, rb.d, rb.pa, rb.pb, i, j);
 }
 
-/* Whether the roots' children's outer balls (the surfaces' bounds) come
- * closer than `best`: whether the pair may still improve on it. */
-static int roots_within(const prox_pairstate *p, double best)
+/* The smallest key of the roots' children's outer balls (the surfaces'
+ * bounds): a lower bound on the pair's distance (the float frame ready). */
+static float roots_key(const prox_pairstate *p)
 {
-    if (!(best < 1e30))
-        return 1;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     lanes la, lb;
     lanes_load(A, p->a->root, (const float (*)[4])A->orad, A->orad_leaf, &la);
     lanes_load(B, p->b->root, (const float (*)[4])B->orad, B->orad_leaf, &lb);
     lanes_move(pair_fx(p), &lb);
-    float key[16];
-    return outer_keys(&la, &lb, (float)best * (1 + 1e-6f), key) != 0;
+    float key[16], m = INFINITY;
+    for (unsigned hit = outer_keys(&la, &lb, INFINITY, key); hit; hit &= hit - 1)
+        m = fminf(m, key[__builtin_ctz(hit)]);
+    return m;
+}
+
+/* whether the pair's surfaces may come closer than `best` */
+static int roots_within(const prox_pairstate *p, double best) { return !(best < 1e30) || roots_key(p) < (float)best * (1 + 1e-6f); }
+
+/* the engine's root order for budgeted forests (nearest first) */
+static double root_bound_distance(const prox_pairstate *p)
+{
+    ist_fx_prepare(p);
+    return roots_key(p);
 }
 
 /* The roots. A budgeted query dives first, unless another pair of the
@@ -945,7 +955,9 @@ void ist_register_distance(prox_bank *bank)
     h.seed = seed_distance;
     h.expand = expand_distance;
     h.finish = finish_distance;
+    h.root_bound = root_bound_distance;
     prox_bank_set(bank, PROX_TREE_IST, PROX_TREE_IST, PROX_QUERY_DISTANCE, &h);
+    h.root_bound = NULL;
     h.name = "ist-ist tolerance";
     h.root = root_tolerance;
     h.seed = seed_spheres;

@@ -186,6 +186,11 @@ typedef struct prox_handler {
      * best (at the push or at the pop). Handlers that record traversal
      * fronts use it; NULL costs nothing. */
     void (*pruned)(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key);
+    /* Queries with a deadline: a lower bound on what the pair can offer
+     * (DISTANCE: its distance), called before the roots; the engine visits
+     * the roots of a forest in increasing order of it (pairs without one
+     * first, in pair order). NULL: pair order. */
+    double (*root_bound)(const prox_pairstate *p);
 } prox_handler;
 
 /* The bank: handlers by (type A, type B, kind), changeable at run time. */

@@ -584,25 +584,32 @@ static void test_distance_vs_mesh(void)
     }
     CHECK(path_worst < 0.005, "coherent IST distance within 0.5%% (worst %.3g)", path_worst);
     CHECK(jump_worst < 0.005, "budgeted IST distance after a jump within 0.5%% (worst %.3g)", jump_worst);
-    /* a budgeted forest: one near pair first, four far ones. The far pairs
-     * cannot beat the near pair's distance, so they do not dive: the
-     * forest tests as many triangles as the near pair alone, and answers
-     * the same */
-    {
-        prox_xform near = prox_xform_from_pose(prox_v3(0.9, 0.2, 0.1), prox_quat_axis_angle(prox_v3(0, 1, 0), 0.3));
+    /* a budgeted forest of four far pairs and one near pair, in either
+     * order: the roots are visited nearest first, and the far pairs cannot
+     * beat the near pair's distance, so they do not dive: the forest tests
+     * as many triangles as the near pair alone, and answers the same */
+    for (int last = 0; last < 2; last++) {
+        const int near_at = last ? 4 : 0;
         prox_object_pair f[5];
-        for (int k = 0; k < 5; k++) {
-            prox_xform xa = prox_xform_from_pose(prox_v3(k ? 10.0 * k : 0, k ? 3.0 : 0, 0), prox_quat_identity());
-            f[k] = (prox_object_pair){prox_ist_tree(A), prox_ist_tree(B), xa, k ? prox_xform_from_pose(prox_v3(10.0 * k - 3, 0, 0), prox_quat_identity()) : near, NULL};
+        for (int k = 0, far = 1; k < 5; k++) {
+            if (k == near_at) {
+                f[k] = (prox_object_pair){prox_ist_tree(A), prox_ist_tree(B), prox_xform_identity(),
+                                          prox_xform_from_pose(prox_v3(0.9, 0.2, 0.1), prox_quat_axis_angle(prox_v3(0, 1, 0), 0.3)), NULL};
+                continue;
+            }
+            prox_xform xa = prox_xform_from_pose(prox_v3(10.0 * far, 3.0, 0), prox_quat_identity());
+            f[k] = (prox_object_pair){prox_ist_tree(A), prox_ist_tree(B), xa, prox_xform_from_pose(prox_v3(10.0 * far - 3, 0, 0), prox_quat_identity()),
+                                      NULL};
+            far++;
         }
         prox_query bq = prox_query_default(PROX_QUERY_DISTANCE);
         bq.deadline_ns = prox_now_ns() + 10000000000ull;
         prox_result rf, r1;
-        CHECK(prox_query_run(engine, &bq, f, 5, &rf) == 0 && prox_query_run(engine, &bq, f, 1, &r1) == 0, "forest queries");
-        CHECK(rf.complete && rf.pair == 0 && rf.value == r1.value, "the forest's distance %g (pair %u) is the near pair's %g", rf.value, rf.pair,
-              r1.value);
-        CHECK(rf.leaf_tests == r1.leaf_tests, "far pairs did not dive: %llu triangle tests, the near pair alone %llu",
-              (unsigned long long)rf.leaf_tests, (unsigned long long)r1.leaf_tests);
+        CHECK(prox_query_run(engine, &bq, f, 5, &rf) == 0 && prox_query_run(engine, &bq, f + near_at, 1, &r1) == 0, "forest queries");
+        CHECK(rf.complete && rf.pair == (uint32_t)near_at && rf.value == r1.value, "the forest's distance %g (pair %u) is the near pair's %g",
+              rf.value, rf.pair, r1.value);
+        CHECK(rf.leaf_tests == r1.leaf_tests, "near pair %s: far pairs did not dive: %llu triangle tests, the near pair alone %llu",
+              last ? "last" : "first", (unsigned long long)rf.leaf_tests, (unsigned long long)r1.leaf_tests);
     }
     fprintf(stderr, "    worst relative distance error at 1500 spheres: %.4f\n", worst_rel);
     free_scene(A, B, ba, bb, ma, mb);
