@@ -816,7 +816,9 @@ static int dive_spheres(const prox_pairstate *p, uint32_t expansions, double bel
  * after the dive's chains: the plates at 100 us 0.075 -> 0.027 median,
  * bunny00 and fandisk p99 at 100 us 0.85 -> 0.31, 1.4 -> 0.23, but its up
  * to 96 triangle pair tests cost the small budgets (at 50 us armadillo p99
- * 1.4 -> 1.6, elephant 0.39 -> 1.2, fewer queries complete). */
+ * 1.4 -> 1.6, elephant 0.39 -> 1.2, fewer queries complete); only with
+ * 120 us or more left: bunny00 p99 at 200 us 0.08 -> 0.31, at 300 us 0.008
+ * -> 0.04. */
 static void dive_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
