@@ -1106,6 +1106,42 @@ oom:
     return 0;
 }
 
+/* Step 4's propagation: the grid, the voxels holding mesh volume, and the
+ * best key (surface distance to a sphere) and owner found so far */
+typedef struct vox_offer {
+    const prox_ist *t;
+    prox_vec3 origin;
+    double h;
+    int nx, ny, nz;
+    const uint8_t *inside;
+    const uint16_t *frac;
+    const uint8_t *final;
+    float *key;
+    int32_t *owner;
+    heap_ent **heap;
+    size_t *hn, *hcap;
+} vox_offer;
+
+/* Voxel (a, b, c), if on the grid, holding mesh volume and not final,
+ * goes to sphere q if q's surface comes nearer its centre than its owner's
+ * so far (queued with that key). 0 out of memory, else 1. */
+static int offer_voxel(const vox_offer *o, int a, int b, int c, int32_t q)
+{
+    if (a < 0 || a >= o->nx || b < 0 || b >= o->ny || c < 0 || c >= o->nz)
+        return 1;
+    size_t u = ((size_t)a * o->ny + b) * o->nz + c;
+    if ((!o->inside[u] && !o->frac[u]) || o->final[u])
+        return 1;
+    const ist_sphere *s = &o->t->spheres[q];
+    double dx = o->origin.x + (a + 0.5) * o->h - s->x, dy = o->origin.y + (b + 0.5) * o->h - s->y, dz = o->origin.z + (c + 0.5) * o->h - s->z;
+    float kk = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
+    if (!(kk < o->key[u]))
+        return 1;
+    o->key[u] = kk;
+    o->owner[u] = q;
+    return hpush_grow(o->heap, o->hn, o->hcap, (heap_ent){kk, (uint32_t)u}, 0) == 0;
+}
+
 int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -1414,6 +1450,7 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         }
     }
     int heap_ok = 1;
+    vox_offer vo = {t, origin, h, nx, ny, nz, inside, frac, final, key, owner, &heap, &hn, &hcap};
     /* thin spheres cover no voxel centre: each starts from the voxels
      * about its centre that hold mesh volume */
     for (uint32_t q = ns_packed; q < ns && heap_ok; q++) {
@@ -1421,20 +1458,8 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         int i = (int)floor((s->x - origin.x) / h), j = (int)floor((s->y - origin.y) / h), k = (int)floor((s->z - origin.z) / h);
         for (int a = i - 1; a <= i + 1; a++)
             for (int b = j - 1; b <= j + 1; b++)
-                for (int cc = k - 1; cc <= k + 1; cc++) {
-                    if (a < 0 || a >= nx || b < 0 || b >= ny || cc < 0 || cc >= nz)
-                        continue;
-                    size_t u = ((size_t)a * ny + b) * nz + cc;
-                    if (!inside[u] && !frac[u])
-                        continue;
-                    double dx = origin.x + (a + 0.5) * h - s->x, dy = origin.y + (b + 0.5) * h - s->y, dz = origin.z + (cc + 0.5) * h - s->z;
-                    float kk = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
-                    if (kk < key[u]) {
-                        key[u] = kk;
-                        owner[u] = (int32_t)q;
-                        heap_ok &= hpush_grow(&heap, &hn, &hcap, (heap_ent){kk, (uint32_t)u}, 0) == 0;
-                    }
-                }
+                for (int cc = k - 1; cc <= k + 1; cc++)
+                    heap_ok &= offer_voxel(&vo, a, b, cc, (int32_t)q);
     }
     while (hn && heap_ok) {
         heap_ent e = hpop(heap, &hn, 0);
@@ -1442,27 +1467,13 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         if (final[v] || e.key > key[v])
             continue;
         final[v] = 1;
-        const ist_sphere *s = &t->spheres[owner[v]];
         int i = (int)(v / ((size_t)ny * nz)), j = (int)((v / nz) % ny), k = (int)(v % nz);
         double w = frac[v] / 65535.0, *c = csum[owner[v]];
         wsum[owner[v]] += w;
         c[0] += w * (i + 0.5) * h, c[1] += w * (j + 0.5) * h, c[2] += w * (k + 0.5) * h;
         static const int nb[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
-        for (int q = 0; q < 6 && heap_ok; q++) {
-            int a = i + nb[q][0], b = j + nb[q][1], cc = k + nb[q][2];
-            if (a < 0 || a >= nx || b < 0 || b >= ny || cc < 0 || cc >= nz)
-                continue;
-            size_t u = ((size_t)a * ny + b) * nz + cc;
-            if ((!inside[u] && !frac[u]) || final[u])
-                continue;
-            double dx = origin.x + (a + 0.5) * h - s->x, dy = origin.y + (b + 0.5) * h - s->y, dz = origin.z + (cc + 0.5) * h - s->z;
-            float kk = (float)(sqrt(dx * dx + dy * dy + dz * dz) - s->r);
-            if (kk < key[u]) {
-                key[u] = kk;
-                owner[u] = owner[v];
-                heap_ok = hpush_grow(&heap, &hn, &hcap, (heap_ent){kk, (uint32_t)u}, 0) == 0;
-            }
-        }
+        for (int q = 0; q < 6 && heap_ok; q++)
+            heap_ok = offer_voxel(&vo, i + nb[q][0], j + nb[q][1], k + nb[q][2], owner[v]);
     }
     free(heap);
     free(frac);

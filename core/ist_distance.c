@@ -541,12 +541,11 @@ static int place_ends_in(const ist_places *pl, int k, prox_vec3 ca, double Ra, p
  * chains for every pair: 1.4-1.9x the median time. */
 #define IST_THIN_BOTH 3.0f
 
-/* The chains that settle leaf pair (i, j) (its inner spheres apart), their
- * best triangle pair into *rb. */
-static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, refine_best *rb)
+/* The chains that settle leaf pair (i, j) (its inner spheres apart,
+ * centred at ca and cb in A's frame), their best triangle pair into *rb. */
+static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    prox_vec3 ca = sphere_centre(A, i, NULL), cb = sphere_centre(B, j, &p->b_in_a);
     double ra = A->spheres[i].r, rb_r = B->spheres[j].r;
     prox_vec3 u = prox_v3_sub(cb, ca);
     double len = prox_v3_len(u);
@@ -683,7 +682,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
     refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0};
-    leaf_chains(p, i, j, &rb_);
+    leaf_chains(p, i, j, ca, cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     const int ended = rb_.d < INFINITY;
     const prox_vec3 e_a = ended ? rb_.pa : prox_v3(1e30, 1e30, 1e30), e_b = ended ? rb_.pb : e_a;
@@ -836,7 +835,7 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     refine_best rb = {d, prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len), UINT32_MAX, UINT32_MAX, 0};
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
-    leaf_chains(p, i, j, &rb);
+    leaf_chains(p, i, j, ca, cb, &rb);
     memcpy(pl, &keep, sizeof keep);
     prox_ctx_count(c, 0, rb.tests);
     if (rb.ta != UINT32_MAX)

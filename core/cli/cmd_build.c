@@ -11,6 +11,8 @@
 /* surface gap (in voxel sizes) above which prox build warns of thin parts */
 #define PROX_CLI_THIN_GAP_VOXELS 8.0
 
+static const char usage[] = "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n";
+
 int prox_cli_build(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
@@ -53,12 +55,12 @@ int prox_cli_build(int argc, char **argv)
         else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {
-            fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n");
+            fputs(usage, stderr);
             return 2;
         }
     }
     if (!in || !out) {
-        fprintf(stderr, "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n");
+        fputs(usage, stderr);
         return 2;
     }
     char err[512];
