@@ -929,7 +929,13 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
 
 /* the best triangle pair found, polished by the descent over edge-adjacent
  * pairs (a projection stops at the closest points of one pair; a
- * neighbour can share a closer feature); the cache keeps the pair */
+ * neighbour can share a closer feature); the cache keeps the pair.
+ * Measured and not kept: the descent over vertex-adjacent triangles (each
+ * triangle's one-ring, ~12 moves a side instead of 3): armadillo's
+ * held-out random poses (gen_poses seed 11) kept their three worst answers
+ * (3.1%, 1.9%, 1.1% over FCL's exact distance) at 9 more triangle tests a
+ * query: their exact closest points lie 0.004-0.025 away (a voxel to five)
+ * on both surfaces, at another local minimum, not a neighbour's feature. */
 static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const ist_places *pl = p->scratch;
