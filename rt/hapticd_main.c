@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "  --cpu-latency-us US    while running, keep CPU wake-up from idle within US (PM QoS,\n"
             "                         /dev/cpu_dma_latency; default 0; -1 = leave the system's setting)\n"
             "  --duration S           stop after S seconds (default: until Ctrl-C)\n"
+            "  --voxel-budget-us US   time per cycle for queued voxel-map updates at most (default 100;\n"
+            "                         the rest wait for the next cycles)\n"
             "rendering and safety:\n"
             "  --stiffness K          N per m^3 of penetration volume\n"
             "  --max-force N          force limit in newtons\n"
@@ -53,6 +55,8 @@ static void usage(FILE *f)
             "  --osc-port P           OSC control port (default 57130; 0 = any free port)\n"
             "  --no-osc               no OSC server\n"
             "  --record FILE          record telemetry\n"
+            "  --record-dir DIR       let OSC /record/start create new files (bare names) in DIR; without\n"
+            "                         it, /record/start is refused\n"
             "  --stats-json FILE      write final statistics as JSON\n"
             "  --quiet                no status lines\n"
             "  -h, --help\n");
@@ -141,13 +145,13 @@ static void write_stats_json(const char *path, const rt_status *st)
 int main(int argc, char **argv)
 {
     rt_config cfg = rt_config_default();
-    const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL;
+    const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL, *record_dir = NULL;
     int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131;
     double duration = 0;
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
     enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
-           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT };
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD };
     static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
                                          {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
                                          {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
@@ -158,7 +162,8 @@ int main(int argc, char **argv)
                                          {"osc-port", required_argument, 0, O_OSCP}, {"no-osc", no_argument, 0, O_NOOSC},
                                          {"record", required_argument, 0, O_REC}, {"stats-json", required_argument, 0, O_JSON},
                                          {"quiet", no_argument, 0, O_QUIET}, {"osc-device-port", required_argument, 0, O_ODP},
-                                         {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"help", no_argument, 0, 'h'},
+                                         {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"record-dir", required_argument, 0, O_RECDIR},
+                                         {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -180,11 +185,13 @@ int main(int argc, char **argv)
         case O_OSCA: osc_addr = optarg; break;
         case O_NOOSC: no_osc = 1; break;
         case O_REC: record = optarg; break;
+        case O_RECDIR: record_dir = optarg; break;
         case O_JSON: stats_json = optarg; break;
         case O_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            if (c >= O_RATE && c <= O_CPULAT && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET) {
+            if (c >= O_RATE && c <= O_VOXBUD && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET &&
+                c != O_RECDIR) {
                 if (numeric_bad) {
                     fprintf(stderr, "hapticd: --%s needs a number, got '%s'\n", opts[c - O_DEMO].name, optarg);
                     return 2;
@@ -200,6 +207,7 @@ int main(int argc, char **argv)
                 else if (c == O_OSCP) osc_port = (int)v;
                 else if (c == O_ODP) osc_dev_port = (int)v;
                 else if (c == O_CPULAT) cfg.cpu_latency_us = v < -1 ? -2 : v > 1e6 ? 1000000 : (int)v;
+                else if (c == O_VOXBUD) cfg.voxel_budget_us = v;
                 break;
             }
             usage(stderr);
@@ -284,8 +292,14 @@ int main(int argc, char **argv)
         if (!osc) {
             fprintf(stderr, "hapticd: %s\n", err);
             status = 1;
-        } else if (!strcmp(driver, "osc"))
-            rt_osc_set_pose_input(osc, osc_pose_to_device, dev);
+        } else {
+            if (!strcmp(driver, "osc"))
+                rt_osc_set_pose_input(osc, osc_pose_to_device, dev);
+            if (record_dir && rt_osc_set_record_dir(osc, record_dir, err, sizeof err)) {
+                fprintf(stderr, "hapticd: %s\n", err);
+                status = 1;
+            }
+        }
     }
     if (!status && record && rt_service_record_start(svc, record, err, sizeof err)) {
         fprintf(stderr, "hapticd: %s\n", err);

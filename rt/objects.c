@@ -127,6 +127,8 @@ const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_upda
 void rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u)
 {
     /* the RT thread owns the live map between queries: the one writer */
+    if (!tree || tree->type != PROX_TREE_VOXEL)
+        return; /* (the service drops updates for a removed map before this) */
     prox_voxmap *m = (prox_voxmap *)tree->impl;
     prox_voxmap_set(m, u->x, u->y, u->z, u->cls); /* checked on entry; a full map refuses and changes nothing */
 }

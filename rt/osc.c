@@ -5,6 +5,15 @@
  * lengths, blob sizes. A bad message gets `/fail <address> <reason>` and
  * changes nothing; a good one gets its reply (`/done <address> ...` for
  * commands, `/status.reply`, `/version.reply`).
+ *
+ * Before liblo sees a datagram, osc_packet_check walks it: addresses must be
+ * exact (liblo would expand a pattern such as `/[rt]*` to every method it
+ * matches, and run each), and bundles must be due now (liblo queues a
+ * future time tag until
+ * its own receive loop, which this server never runs: such bundles would
+ * pile up unanswered). The elements of a bundle are dispatched one by one,
+ * each answered on its own: a bad element changes nothing itself but does
+ * not undo the elements before it.
  */
 #include "rt_osc.h"
 
@@ -21,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define OSC_VERSION_MAJOR 0
@@ -48,24 +59,40 @@ struct rt_osc {
     /* sender of the datagram being dispatched (OSC thread only) */
     struct sockaddr_in sender;
     int sender_valid;
-    pthread_mutex_t sub_lock; /* subscribers: OSC thread and housekeeping thread */
+    pthread_mutex_t sub_lock; /* subscribers (OSC and housekeeping threads), record_dir */
     osc_subscriber subs[RT_OSC_MAX_SUBSCRIBERS];
     int listening;
-    _Atomic uint64_t received, dispatched, failed, malformed, replies, telemetry_sent;
+    char record_dir[256]; /* where /record/start may create files; "" = refused */
+    _Atomic uint64_t received, dispatched, failed, malformed, replies, telemetry_sent, reply_drops;
 };
 
 /* ---- replies ---- */
 
+/* Replies echo addresses and paths cut to OSC_ECHO_MAX characters (an
+ * address of 60,000 characters still gets its /fail); a reply that cannot
+ * be sent is counted in reply_drops. */
+#define OSC_ECHO_MAX 200
+
 static void osc_send_to(rt_osc *o, const struct sockaddr_in *to, const char *path, lo_message m)
 {
-    char buf[2048];
+    char buf[8192];
     size_t size = lo_message_length(m, path);
-    if (size > sizeof buf)
+    if (size > sizeof buf || !lo_message_serialise(m, path, buf, &size) ||
+        sendto(o->fd, buf, size, MSG_DONTWAIT, (const struct sockaddr *)to, sizeof *to) != (ssize_t)size) {
+        atomic_fetch_add(&o->reply_drops, 1);
         return;
-    if (!lo_message_serialise(m, path, buf, &size))
-        return;
-    if (sendto(o->fd, buf, size, MSG_DONTWAIT, (const struct sockaddr *)to, sizeof *to) == (ssize_t)size)
-        atomic_fetch_add(&o->replies, 1);
+    }
+    atomic_fetch_add(&o->replies, 1);
+}
+
+/* s, or its first OSC_ECHO_MAX characters and "..." */
+static const char *osc_echo(const char *s, char out[OSC_ECHO_MAX + 4])
+{
+    if (strlen(s) <= OSC_ECHO_MAX)
+        return s;
+    memcpy(out, s, OSC_ECHO_MAX);
+    memcpy(out + OSC_ECHO_MAX, "...", 4);
+    return out;
 }
 
 static void osc_reply(rt_osc *o, const char *path, lo_message m)
@@ -82,8 +109,9 @@ static void osc_fail(rt_osc *o, const char *cmd, const char *fmt, ...)
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
     atomic_fetch_add(&o->failed, 1);
+    char cut[OSC_ECHO_MAX + 4];
     lo_message m = lo_message_new();
-    lo_message_add_string(m, cmd);
+    lo_message_add_string(m, osc_echo(cmd, cut));
     lo_message_add_string(m, reason);
     osc_reply(o, "/fail", m);
     lo_message_free(m);
@@ -91,10 +119,11 @@ static void osc_fail(rt_osc *o, const char *cmd, const char *fmt, ...)
 
 static void osc_done(rt_osc *o, const char *cmd, const char *detail)
 {
+    char cut[OSC_ECHO_MAX + 4], cut2[OSC_ECHO_MAX + 4];
     lo_message m = lo_message_new();
-    lo_message_add_string(m, cmd);
+    lo_message_add_string(m, osc_echo(cmd, cut));
     if (detail)
-        lo_message_add_string(m, detail);
+        lo_message_add_string(m, osc_echo(detail, cut2));
     osc_reply(o, "/done", m);
     lo_message_free(m);
 }
@@ -258,6 +287,7 @@ OSC_HANDLER(h_status)
     lo_message_add_string(m, "penvol_m3"), lo_message_add_double(m, st.penvol_m3);
     lo_message_add_string(m, "cmd_drops"), lo_message_add_int64(m, (int64_t)st.cmd_drops);
     lo_message_add_string(m, "voxel_drops"), lo_message_add_int64(m, (int64_t)st.voxel_drops);
+    lo_message_add_string(m, "voxel_queued"), lo_message_add_int32(m, (int32_t)st.voxel_queued);
     lo_message_add_string(m, "telemetry_drops"), lo_message_add_int64(m, (int64_t)st.telemetry_drops);
     lo_message_add_string(m, "note"), lo_message_add_string(m, st.rt_note ? st.rt_note : "");
     osc_reply(o, "/status.reply", m);
@@ -569,10 +599,33 @@ OSC_HANDLER(h_record_start)
     OSC_PREAMBLE;
     if (osc_check(o, path, types, argc, "s", 1))
         return 0;
-    if (rt_service_record_start(o->svc, osc_str(argv, 0), err, sizeof err))
+    /* Anyone who can send to the control port can start a recording: only
+     * a new file (never an existing one, never through a link) named
+     * without a directory, in the folder given by --record-dir. */
+    const char *name = osc_str(argv, 0);
+    char dir[sizeof o->record_dir];
+    pthread_mutex_lock(&o->sub_lock);
+    memcpy(dir, o->record_dir, sizeof dir);
+    pthread_mutex_unlock(&o->sub_lock);
+    if (!dir[0]) {
+        osc_fail(o, path, "recording over OSC is off (start hapticd with --record-dir DIR)");
+        return 0;
+    }
+    size_t nl = strlen(name);
+    int name_ok = nl >= 1 && nl <= 128 && name[0] != '.';
+    for (size_t i = 0; i < nl && name_ok; i++)
+        name_ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
+                  name[i] == '.' || name[i] == '_' || name[i] == '-';
+    if (!name_ok) {
+        osc_fail(o, path, "a recording is a file name: 1 to 128 of A-Z a-z 0-9 . _ -, not starting with '.'");
+        return 0;
+    }
+    char full[512];
+    snprintf(full, sizeof full, "%s/%s", dir, name);
+    if (rt_service_record_start_new(o->svc, full, err, sizeof err))
         osc_fail(o, path, "%s", err);
     else
-        osc_done(o, path, osc_str(argv, 0));
+        osc_done(o, path, name);
     return 0;
 }
 
@@ -722,6 +775,12 @@ rt_osc *rt_osc_create(rt_service *svc, const char *addr, int port, char *err, si
         snprintf(err, errlen, "osc: cannot listen on %s:%d: %s", a, port, strerror(errno));
         goto fail;
     }
+    /* room for bursts: a client that sends 65 kB voxel batches back to back
+     * would overrun the default buffer (~200 kB), and the kernel drops
+     * datagrams silently (best effort: the kernel caps it at rmem_max;
+     * clients should still wait for each batch's /done) */
+    int rcvbuf = 4 << 20;
+    setsockopt(o->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     socklen_t sl = sizeof sa;
     getsockname(o->fd, (struct sockaddr *)&sa, &sl);
     o->port = ntohs(sa.sin_port);
@@ -745,6 +804,79 @@ fail:
 
 int rt_osc_port(const rt_osc *o) { return o->port; }
 
+int rt_osc_set_record_dir(rt_osc *o, const char *dir, char *err, size_t errlen)
+{
+    if (!dir || !dir[0]) {
+        pthread_mutex_lock(&o->sub_lock);
+        o->record_dir[0] = 0;
+        pthread_mutex_unlock(&o->sub_lock);
+        return 0;
+    }
+    struct stat st;
+    if (strlen(dir) >= sizeof o->record_dir - 140) {
+        snprintf(err, errlen, "record folder: path too long");
+        return -1;
+    }
+    if (stat(dir, &st) != 0) {
+        snprintf(err, errlen, "record folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "record folder %s: not a folder", dir);
+        return -1;
+    }
+    pthread_mutex_lock(&o->sub_lock);
+    snprintf(o->record_dir, sizeof o->record_dir, "%s", dir);
+    pthread_mutex_unlock(&o->sub_lock);
+    return 0;
+}
+
+/* Walk one datagram (a message, or a bundle and its elements, nested up to
+ * 8 deep) before liblo does: 0, or -1 with why. Refused: addresses with
+ * OSC pattern characters, and bundles with a time tag in the future. The
+ * structure itself (sizes, alignment) is liblo's to check. */
+static int osc_packet_check(const unsigned char *p, size_t n, int depth, char *why, size_t wl)
+{
+    if (n >= 8 && !memcmp(p, "#bundle", 8)) {
+        if (depth >= 8) {
+            snprintf(why, wl, "bundles nested more than 8 deep");
+            return -1;
+        }
+        if (n < 16)
+            return 0; /* malformed: liblo says so */
+        uint32_t sec = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 | p[11];
+        uint32_t frac = (uint32_t)p[12] << 24 | (uint32_t)p[13] << 16 | (uint32_t)p[14] << 8 | p[15];
+        if (!(sec == 0 && frac <= 1)) { /* not "immediately" */
+            lo_timetag now;
+            lo_timetag_now(&now);
+            if (sec > now.sec || (sec == now.sec && frac > now.frac)) {
+                snprintf(why, wl, "bundle time tag in the future: not supported (send bundles tagged 'immediately')");
+                return -1;
+            }
+        }
+        size_t at = 16;
+        while (at + 4 <= n) {
+            uint32_t len = (uint32_t)p[at] << 24 | (uint32_t)p[at + 1] << 16 | (uint32_t)p[at + 2] << 8 | p[at + 3];
+            at += 4;
+            if (len > n - at)
+                return 0; /* malformed: liblo says so */
+            if (osc_packet_check(p + at, len, depth + 1, why, wl))
+                return -1;
+            at += len;
+        }
+        return 0;
+    }
+    size_t end = 0;
+    while (end < n && p[end])
+        end++;
+    for (size_t i = 0; i < end; i++)
+        if (strchr("*?[]{}", p[i])) {
+            snprintf(why, wl, "address patterns (* ? [ ] { }) are not supported: send the exact address");
+            return -1;
+        }
+    return 0;
+}
+
 void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user)
 {
     o->pose_fn = fn;
@@ -767,7 +899,16 @@ int rt_osc_poll(rt_osc *o, int timeout_ms)
         /* Validate the datagram with liblo's parser first so that a
          * malformed one gets a /fail instead of silence. */
         int res = 0;
-        if (n >= 8 && buf[0] == '#') {
+        char why[160];
+        if (n > 0 && osc_packet_check(buf, (size_t)n, 0, why, sizeof why)) {
+            char addr[OSC_ECHO_MAX + 1];
+            size_t k = 0;
+            while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
+                addr[k] = (char)buf[k], k++;
+            addr[k] = 0;
+            atomic_fetch_add(&o->malformed, 1);
+            osc_fail(o, addr, "%s", why);
+        } else if (n >= 8 && buf[0] == '#') {
             /* bundles: let liblo walk them */
             if (lo_server_dispatch_data(o->lo, buf, (size_t)n) < 0) {
                 atomic_fetch_add(&o->malformed, 1);
@@ -844,4 +985,5 @@ void rt_osc_get_stats(const rt_osc *o, rt_osc_stats *out)
     out->malformed = atomic_load(&o->malformed);
     out->replies = atomic_load(&o->replies);
     out->telemetry_sent = atomic_load(&o->telemetry_sent);
+    out->reply_drops = atomic_load(&o->reply_drops);
 }

@@ -29,6 +29,10 @@ typedef void (*rt_osc_pose_fn)(void *user, const prox_xform *pose, uint32_t butt
  * port). NULL + err on failure. */
 rt_osc *rt_osc_create(rt_service *svc, const char *addr, int port, char *err, size_t errlen);
 int rt_osc_port(const rt_osc *o);
+/* Let /record/start create new files (a bare file name, never an existing
+ * file) in folder dir; NULL or "" (the default): /record/start is refused.
+ * 0, or -1 with err (not a folder). */
+int rt_osc_set_record_dir(rt_osc *o, const char *dir, char *err, size_t errlen);
 void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user);
 int rt_osc_start(rt_osc *o, char *err, size_t errlen);
 /* Handle pending datagrams without a thread (tests); waits up to timeout_ms. */
@@ -38,6 +42,7 @@ void rt_osc_destroy(rt_osc *o);
 
 typedef struct rt_osc_stats {
     uint64_t received, dispatched, failed, malformed, replies, telemetry_sent;
+    uint64_t reply_drops; /* replies that could not be sent (socket full) */
 } rt_osc_stats;
 void rt_osc_get_stats(const rt_osc *o, rt_osc_stats *out);
 

@@ -59,6 +59,8 @@ typedef struct rt_config {
     uint32_t max_objects;
     uint32_t max_cmds_per_cycle;
     uint32_t max_voxels_per_cycle;
+    double voxel_budget_us;     /* time the loop spends on voxel updates per cycle at most (default
+                                   100; above 0, below the period); the rest wait for the next cycles */
     uint32_t queue_capacity;    /* engine queue (node pairs) */
     uint32_t front_pairs;       /* per object: traversal/contact front storage (node pairs, two halves); 0 = none */
     rt_gains gains;
@@ -107,7 +109,8 @@ typedef struct rt_voxel_update {
     uint32_t cls;    /* voxel class; the FREE class clears */
 } rt_voxel_update;
 /* Queue updates for voxel map `name`; returns how many were queued (the rest
- * did not fit and are counted as drops), or -1 with err. */
+ * did not fit and are counted, one each, in rt_status.voxel_drops), or -1
+ * with err. Updates still queued when the map is removed are dropped. */
 int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_update *u, uint32_t count, char *err,
                             size_t errlen);
 
@@ -137,7 +140,10 @@ typedef void (*rt_telemetry_fn)(const rt_telemetry *t, void *user);
 int rt_service_add_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user);
 int rt_service_remove_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void *user);
 
+/* Record telemetry lines to path (replacing a file there). */
 int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen);
+/* The same into a new file only: refused if path exists (or is a link). */
+int rt_service_record_start_new(rt_service *s, const char *path, char *err, size_t errlen);
 int rt_service_record_stop(rt_service *s);
 
 typedef struct rt_status {
@@ -148,6 +154,7 @@ typedef struct rt_status {
     double latency_min_us, latency_avg_us, latency_max_us, latency_p50_us, latency_p99_us, latency_p999_us;
     double query_p99_us, query_max_us, budget_us, budget_overshoot_max_us;
     uint64_t cmd_drops, voxel_drops, telemetry_drops;
+    uint32_t voxel_queued; /* voxel updates waiting for the loop */
     uint32_t object_count;
     char tool[RT_NAME_MAX];
     int forces_enabled, fault;

@@ -45,10 +45,14 @@ typedef struct rt_cmd {
     const prox_tree *tree;
     prox_xform pose;
     double v[8];
+    uint32_t gen; /* ADD: the object's generation (see rt_vox_msg) */
 } rt_cmd;
 
+/* A voxel update for the object in `slot` whose generation is `gen`: every
+ * object added gets a new generation, so updates still queued for a removed
+ * map are dropped, not applied to whatever object takes its slot next. */
 typedef struct rt_vox_msg {
-    uint32_t slot;
+    uint32_t slot, gen;
     rt_voxel_update u;
 } rt_vox_msg;
 
@@ -57,12 +61,14 @@ typedef struct rt_slot { /* RT side */
     prox_xform pose;
     prox_cache cache;
     int active;
+    uint32_t gen;
 } rt_slot;
 
 typedef struct nrt_object { /* non-RT registry */
     char name[RT_NAME_MAX];
     int used;     /* name taken (also while being removed) */
     int removing; /* REMOVE sent, waiting for the RT thread's release */
+    uint32_t gen; /* generation given at add (rt_vox_msg) */
     rt_object obj;
 } nrt_object;
 
@@ -99,6 +105,8 @@ struct rt_service {
     atomic_uint lat_hist[LAT_BINS];
     atomic_uint query_hist[LAT_BINS];
     atomic_uint_fast64_t overshoot_max_ns;
+    atomic_uint_fast64_t voxel_drops;  /* updates that did not fit the voxel ring */
+    atomic_uint_fast64_t watchdog_ns;  /* the watchdog's limit now (/limits changes it) */
     atomic_int running, stop, stop_hk, fault_now;
     atomic_int test_stall_ms; /* test hook: the loop sleeps this long once */
     /* threads */
@@ -113,6 +121,7 @@ struct rt_service {
     /* non-RT */
     pthread_mutex_t ctl_lock; /* command producers, registry */
     nrt_object *objects;
+    uint32_t next_gen; /* generations handed out (under ctl_lock) */
     pthread_mutex_t tel_lock; /* listeners, recording, last telemetry */
     listener listeners[16];
     int listener_count;
@@ -147,6 +156,7 @@ rt_config rt_config_default(void)
     c.max_objects = 64;
     c.max_cmds_per_cycle = 64;
     c.max_voxels_per_cycle = 20000;
+    c.voxel_budget_us = 100;
     c.queue_capacity = 1u << 16;
     c.front_pairs = 1u << 14;
     c.gains.stiffness_n_per_m3 = 2.0e6;
@@ -172,6 +182,20 @@ static int gains_ok(const rt_gains *g)
         if (!isfinite(v[i]) || v[i] < 0)
             return 0;
     return 1;
+}
+
+/* The coupling and margin gains stay within what the device renders
+ * stably (dev_info's max stiffness and damping; 0 there: no bound): a
+ * coupling far stiffer flings the tool proxy. NULL, or why not. */
+static const char *gains_fit(const rt_gains *g, const dev_info *d)
+{
+    if (d->max_stiffness_n_per_m > 0 &&
+        (g->coupling_k_n_per_m > d->max_stiffness_n_per_m || g->margin_stiffness_n_per_m > d->max_stiffness_n_per_m))
+        return "coupling and margin stiffness must not exceed the device's stable stiffness";
+    if (d->max_damping_n_s_per_m > 0 &&
+        (g->coupling_b_n_s_per_m > d->max_damping_n_s_per_m || g->damping_n_s_per_m > d->max_damping_n_s_per_m))
+        return "coupling and contact damping must not exceed the device's stable damping";
+    return NULL;
 }
 
 static int limits_ok(const rt_limits *l)
@@ -206,6 +230,7 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
     case CMD_ADD:
         s->slots[c->slot].tree = c->tree;
         s->slots[c->slot].pose = c->pose;
+        s->slots[c->slot].gen = c->gen;
         reset_cache(s, c->slot);
         s->slots[c->slot].active = 1;
         break;
@@ -252,11 +277,33 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
     }
 }
 
+/* v shortened to at most max; a vector whose length overflows a double
+ * (finite components up to 1.8e308) keeps its direction: scaled down by
+ * its largest component first, so it is never clamped to zero */
 static prox_vec3 clamp_len(prox_vec3 v, double max)
 {
     double l = prox_v3_len(v);
-    return l > max && l > 0 ? prox_v3_scale(v, max / l) : v;
+    if (l <= max || !(l > 0))
+        return v;
+    if (!isfinite(l)) {
+        double m = fmax(fabs(v.x), fmax(fabs(v.y), fabs(v.z)));
+        if (!isfinite(m))
+            return v; /* not finite: the caller's fault check sees it */
+        v = prox_v3_scale(v, 1.0 / m);
+        l = prox_v3_len(v);
+    }
+    return prox_v3_scale(v, max / l);
 }
+
+/* clock reads while draining voxel updates: one per this many (an update
+ * costs 40-80 ns on a small map, up to 0.8 us on a large one) */
+#define RT_VOXEL_CLOCK_EVERY 64u
+
+/* the farthest the tool proxy may lie from the device handle before the
+ * cycle counts as a fault (a handle pushed into an object holds the proxy
+ * at the surface: the separation is how deep the handle went, a few
+ * centimetres on a desktop device) */
+#define RT_PROXY_MAX_SEPARATION_M 1.0
 
 static void hist_add(atomic_uint *h, double us)
 {
@@ -270,10 +317,21 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
     rt_cmd c;
     for (uint32_t i = 0; i < s->cfg.max_cmds_per_cycle && rt_ring_pop(&s->cmd, &c) == 0; i++)
         apply_cmd(s, &c);
+    /* voxel updates: at most max_voxels_per_cycle, and for at most
+     * voxel_budget_us (a clock read every RT_VOXEL_CLOCK_EVERY updates);
+     * the rest stay queued for the next cycles. Updates queued for an
+     * object since removed (another generation) are dropped. */
     rt_vox_msg vm;
-    for (uint32_t i = 0; i < s->cfg.max_voxels_per_cycle && rt_ring_pop(&s->vox, &vm) == 0; i++)
-        if (s->slots[vm.slot].active)
-            rt_object_voxel_apply(s->slots[vm.slot].tree, &vm.u);
+    const uint64_t vox_end = cycle_start + (uint64_t)(s->cfg.voxel_budget_us * 1000.0);
+    for (uint32_t i = 0; i < s->cfg.max_voxels_per_cycle; i++) {
+        if (i % RT_VOXEL_CLOCK_EVERY == RT_VOXEL_CLOCK_EVERY - 1 && now_ns() >= vox_end)
+            break;
+        if (rt_ring_pop(&s->vox, &vm) != 0)
+            break;
+        const rt_slot *sl = &s->slots[vm.slot];
+        if (sl->active && sl->gen == vm.gen)
+            rt_object_voxel_apply(sl->tree, &vm.u);
+    }
 
     /* 2. device */
     dev_state st;
@@ -381,6 +439,12 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, dt);
             f_dev = prox_v3_scale(f_couple, -1.0); /* the device feels the coupling spring */
             tq_dev = tq_contact;
+            /* a proxy flung off (a contact force the integration cannot
+             * hold: a huge volume stiffness) or no longer finite is a
+             * fault; it starts over at the device next cycle */
+            if (!prox_v3_isfinite(s->proxy_x) || !prox_v3_isfinite(s->proxy_v) ||
+                prox_v3_dist(s->proxy_x, st.position) > RT_PROXY_MAX_SEPARATION_M)
+                fault = 1;
         }
     }
 
@@ -416,6 +480,14 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             f_dev = prox_v3_add(s->last_force, clamp_len(df, s->limits.max_force_rate_n_per_cycle));
             t.flags |= RT_TEL_CLAMPED;
         }
+        /* the force limit wins over the rate limit: after a lower limit
+         * (/limits) the last force may lie above it, and a step from there
+         * would keep the output above the new limit for as long as the
+         * rate takes to come down */
+        fc = clamp_len(f_dev, fmax);
+        if (fc.x != f_dev.x || fc.y != f_dev.y || fc.z != f_dev.z)
+            t.flags |= RT_TEL_CLAMPED;
+        f_dev = fc;
     }
     if (!prox_v3_isfinite(f_dev) || !prox_v3_isfinite(tq_dev)) {
         f_dev = tq_dev = prox_v3(0, 0, 0);
@@ -559,13 +631,15 @@ static void *wd_main(void *arg)
     uint64_t last_change = now_ns();
     int fired = 0;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-        sleep_ms(s->cfg.limits.watchdog_ms / 4 > 1 ? s->cfg.limits.watchdog_ms / 4 : 1);
+        const double wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6;
+        sleep_ms(wd_ms / 4 > 1 ? wd_ms / 4 : 1);
         uint64_t hb = atomic_load_explicit(&s->heartbeat, memory_order_acquire), now = now_ns();
         if (hb != last) {
             last = hb;
             last_change = now;
             fired = 0;
-        } else if (!fired && (double)(now - last_change) * 1e-6 > s->cfg.limits.watchdog_ms) {
+        } else if (!fired && (double)(now - last_change) * 1e-6 >
+                                 (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6) {
             dev_command zero = {{0, 0, 0}, {0, 0, 0}, 0};
             dev_write(s->dev, &zero);
             atomic_fetch_add(&s->watchdog_fired, 1);
@@ -581,9 +655,15 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
 {
     rt_config c = cfg ? *cfg : rt_config_default();
     if (!dev || !(c.rate_hz >= 10 && c.rate_hz <= 20000) || !(c.budget_us >= 0) || !gains_ok(&c.gains) ||
-        !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > 4096 || c.cpu_latency_us < -1) {
+        !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > 4096 || c.cpu_latency_us < -1 ||
+        !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz)) {
         snprintf(err, errlen,
-                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..4096 objects, CPU latency -1 or more)");
+                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..4096 objects, CPU latency -1 or more, voxel budget above 0 and below the period)");
+        return NULL;
+    }
+    const char *why = gains_fit(&c.gains, &dev->info);
+    if (why) {
+        snprintf(err, errlen, "service: %s", why);
         return NULL;
     }
     rt_service *s = calloc(1, sizeof *s);
@@ -598,6 +678,8 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
     s->budget_us = c.budget_us;
     s->gains = c.gains;
     s->limits = c.limits;
+    atomic_init(&s->watchdog_ns, (uint_fast64_t)(c.limits.watchdog_ms * 1e6));
+    atomic_init(&s->voxel_drops, 0);
     s->forces_on = 1;
     s->budget_mirror_us = c.budget_us;
     s->forces_mirror = 1;
@@ -843,11 +925,12 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         if (slot < 0) {
             snprintf(err, errlen, "scene full (%u objects)", s->cfg.max_objects);
         } else {
-            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}};
+            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, ++s->next_gen};
             if (push_cmd_locked(s, &c, err, errlen) == 0) {
                 nrt_object *o = &s->objects[slot];
                 snprintf(o->name, sizeof o->name, "%s", name);
                 o->used = 1;
+                o->gen = c.gen;
                 o->obj = *obj; /* the service owns it now */
                 memset(obj, 0, sizeof *obj);
                 rc = 0;
@@ -880,7 +963,7 @@ int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t 
     if (slot < 0)
         snprintf(err, errlen, "no object named '%s'", name ? name : "");
     else {
-        rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}};
+        rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}, 0};
         s->objects[slot].removing = 1;
         if (push_cmd_locked(s, &c, err, errlen) == 0) {
             rc = 0;
@@ -913,13 +996,13 @@ int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose,
         snprintf(err, errlen, "pose is not finite");
         return -1;
     }
-    rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}};
+    rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};
     return slot_cmd(s, name, &c, err, errlen);
 }
 
 int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen)
 {
-    rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}};
+    rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}, 0};
     int rc = slot_cmd(s, name, &c, err, errlen);
     if (rc == 0) {
         pthread_mutex_lock(&s->ctl_lock);
@@ -944,7 +1027,7 @@ int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t 
         snprintf(err, errlen, "budget must be 0..%.0f us (the loop period)", period_us);
         return -1;
     }
-    rt_cmd c = {CMD_BUDGET, 0, NULL, prox_xform_identity(), {budget_us}};
+    rt_cmd c = {CMD_BUDGET, 0, NULL, prox_xform_identity(), {budget_us}, 0};
     pthread_mutex_lock(&s->ctl_lock);
     int rc = push_cmd_locked(s, &c, err, errlen);
     if (rc == 0)
@@ -959,7 +1042,12 @@ int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t err
         snprintf(err, errlen, "gains must be finite and non-negative");
         return -1;
     }
-    rt_cmd c = {CMD_GAINS, 0, NULL, prox_xform_identity(), {0}};
+    const char *why = gains_fit(g, &s->dev->info);
+    if (why) {
+        snprintf(err, errlen, "%s (%g N/m, %g N s/m)", why, s->dev->info.max_stiffness_n_per_m, s->dev->info.max_damping_n_s_per_m);
+        return -1;
+    }
+    rt_cmd c = {CMD_GAINS, 0, NULL, prox_xform_identity(), {0}, 0};
     memcpy(c.v, g, sizeof *g);
     return global_cmd(s, &c, err, errlen);
 }
@@ -970,14 +1058,17 @@ int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t e
         snprintf(err, errlen, "limits must be finite and non-negative (watchdog and stale times positive)");
         return -1;
     }
-    rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}};
+    rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}, 0};
     memcpy(c.v, l, sizeof *l);
-    return global_cmd(s, &c, err, errlen);
+    int rc = global_cmd(s, &c, err, errlen);
+    if (rc == 0) /* the watchdog (its own thread) takes the new limit at once */
+        atomic_store_explicit(&s->watchdog_ns, (uint_fast64_t)(l->watchdog_ms * 1e6), memory_order_relaxed);
+    return rc;
 }
 
 int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen)
 {
-    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}};
+    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}, 0};
     pthread_mutex_lock(&s->ctl_lock);
     int rc = push_cmd_locked(s, &c, err, errlen);
     if (rc == 0)
@@ -1004,13 +1095,15 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
     }
     uint32_t i = 0;
     for (; i < count; i++) {
-        rt_vox_msg m = {(uint32_t)slot, u[i]};
+        rt_vox_msg m = {(uint32_t)slot, s->objects[slot].gen, u[i]};
         if (atomic_load(&s->running)) {
             if (rt_ring_push(&s->vox, &m) != 0)
                 break;
         } else
             rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]);
     }
+    if (i < count) /* every update that did not fit, not one per call */
+        atomic_fetch_add_explicit(&s->voxel_drops, count - i, memory_order_relaxed);
     pthread_mutex_unlock(&s->ctl_lock);
     return (int)i;
 }
@@ -1041,11 +1134,16 @@ int rt_service_remove_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void
     return rc;
 }
 
-int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen)
+static int record_open(rt_service *s, const char *path, int fresh, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    /* fresh: a new regular file only (O_EXCL: never an existing file, nor
+     * through a symbolic link) */
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_EXCL | O_NOFOLLOW : O_TRUNC), 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, errno == EEXIST ? "exists (a recording never replaces a file)" : strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     fprintf(f, "# hapticd telemetry: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz distance_m penvol_m3 query_us flags\n");
@@ -1055,6 +1153,16 @@ int rt_service_record_start(rt_service *s, const char *path, char *err, size_t e
     s->record = f;
     pthread_mutex_unlock(&s->tel_lock);
     return 0;
+}
+
+int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen)
+{
+    return record_open(s, path, 0, err, errlen);
+}
+
+int rt_service_record_start_new(rt_service *s, const char *path, char *err, size_t errlen)
+{
+    return record_open(s, path, 1, err, errlen);
 }
 
 int rt_service_record_stop(rt_service *s)
@@ -1108,7 +1216,8 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->query_max_us = hist_pct(s->query_hist, 1.0);
     o->budget_overshoot_max_us = (double)atomic_load(&s->overshoot_max_ns) * 1e-3;
     o->cmd_drops = rt_ring_drops(&s->cmd);
-    o->voxel_drops = rt_ring_drops(&s->vox);
+    o->voxel_drops = atomic_load_explicit(&s->voxel_drops, memory_order_relaxed);
+    o->voxel_queued = rt_ring_count(&s->vox);
     o->telemetry_drops = rt_ring_drops(&s->tel);
     o->fault = atomic_load(&s->fault_now);
     o->rt_note = s->rt_note;

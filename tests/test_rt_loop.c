@@ -77,6 +77,10 @@ typedef struct watch {
     long faults, zero_after_fault;
     long contacts;
     double max_penvol;
+    /* records whose cycle began after mark_s (service time): the largest
+     * force, faults, contact cycles with a force */
+    double mark_s, max_force_after;
+    long faults_after, pushing_after;
 } watch;
 
 static void on_tel(const rt_telemetry *t, void *user)
@@ -106,6 +110,12 @@ static void on_tel(const rt_telemetry *t, void *user)
         w->contacts++;
     if (t->penvol_m3 > w->max_penvol)
         w->max_penvol = t->penvol_m3;
+    if (t->time_s > w->mark_s) {
+        if (f > w->max_force_after)
+            w->max_force_after = f;
+        w->faults_after += (t->flags & RT_TEL_FAULT) != 0;
+        w->pushing_after += (t->flags & RT_TEL_CONTACT) && f > 0.5;
+    }
     w->n++;
     pthread_mutex_unlock(&w->lock);
 }
@@ -224,6 +234,255 @@ static void test_loop_with_sim_device(void)
     dev_close(dev);
 }
 
+/* From now on (service time, plus a cycle's margin), the watcher's
+ * "after" counters start over. */
+static void watch_mark(watch *w, rt_service *svc)
+{
+    rt_status st;
+    rt_service_status(svc, &st);
+    pthread_mutex_lock(&w->lock);
+    w->mark_s = st.uptime_s + 0.002;
+    w->max_force_after = 0;
+    w->faults_after = w->pushing_after = 0;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* The sim hand pushes a 2 cm ball tool into a floor slab (as in
+ * test_loop_with_sim_device); the service runs, its watcher registered. */
+static rt_service *contact_scene(dev_device **dev, watch *w, char *err)
+{
+    dev_sim_def sd = dev_sim_def_default();
+    sd.start = prox_v3(0, 0, 0.02);
+    sd.amplitude = prox_v3(0, 0, -0.06);
+    sd.frequency_hz = 0.5;
+    *dev = dev_sim_open(&sd, err, 256);
+    if (!*dev)
+        return NULL;
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.limits.max_force_n = 6.0;
+    cfg.limits.ramp_s = 0.05;
+    rt_service *svc = rt_service_create(&cfg, *dev, err, 256);
+    if (!svc)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->lock, NULL);
+    w->min_tool_z = INFINITY;
+    w->mark_s = 1e30;
+    if (add(svc, "floor", prox_mesh_make_box(prox_v3(0.2, 0.2, 0.03)), prox_v3(0, 0, -0.03), err) ||
+        add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) || rt_service_set_tool(svc, "tool", err, 256) ||
+        rt_service_add_telemetry_listener(svc, on_tel, w) || rt_service_start(svc, err, 256)) {
+        rt_service_destroy(svc);
+        return NULL;
+    }
+    return svc;
+}
+
+/* Lowering the force limit while pushing: the output obeys the new limit
+ * from the next cycle on, however slow the rate limit (the rate limit
+ * once stepped down from the old force, 1e-6 N a cycle). */
+static void test_lower_force_limit(void)
+{
+    char err[256];
+    dev_device *dev = NULL;
+    watch w;
+    rt_service *svc = contact_scene(&dev, &w, err);
+    CHECK(svc != NULL, "scene: %s", err);
+    if (!svc)
+        return;
+    double f = 0;
+    for (int i = 0; i < 300 && f < 3.0; i++) { /* until the hand pushes */
+        sleep_s(0.01);
+        rt_status st;
+        rt_service_status(svc, &st);
+        f = prox_v3_len(st.force_n);
+    }
+    CHECK(f >= 3.0, "pushing with %g N", f);
+    rt_limits l = rt_config_default().limits;
+    l.max_force_n = 1.0;
+    l.max_force_rate_n_per_cycle = 1e-6;
+    CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == 0, "limits: %s", err);
+    watch_mark(&w, svc);
+    sleep_s(0.4);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.max_force_after <= 1.0 + 1e-9 && w.pushing_after > 50, "after the lower limit: max %g N over %ld pushing cycles",
+          w.max_force_after, w.pushing_after);
+    pthread_mutex_unlock(&w.lock);
+    l.max_force_n = 0;
+    CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == 0, "limits: %s", err);
+    watch_mark(&w, svc);
+    sleep_s(0.2);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.max_force_after == 0, "a limit of 0 N: max %g N", w.max_force_after);
+    pthread_mutex_unlock(&w.lock);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* A volume stiffness the proxy integration cannot hold (finite, so the
+ * gains are accepted) flings the proxy: a fault with zero output, not a
+ * proxy lost at 1e293 m rendering nothing; with sane gains again the tool
+ * pushes back as before. Coupling gains above the device's stable ones
+ * are refused. */
+static void test_proxy_flung(void)
+{
+    char err[256];
+    dev_device *dev = NULL;
+    watch w;
+    rt_service *svc = contact_scene(&dev, &w, err);
+    CHECK(svc != NULL, "scene: %s", err);
+    if (!svc)
+        return;
+    rt_gains g = rt_config_default().gains;
+    rt_gains bad = g;
+    bad.coupling_k_n_per_m = 1e6;
+    CHECK(rt_service_set_gains(svc, &bad, err, sizeof err) == -1 && strstr(err, "stable"), "stiff coupling refused: %s", err);
+    bad = g;
+    bad.coupling_b_n_s_per_m = 1e4;
+    CHECK(rt_service_set_gains(svc, &bad, err, sizeof err) == -1 && strstr(err, "damping"), "heavy damping refused: %s", err);
+    sleep_s(0.6); /* the hand reaches the floor */
+    bad = g;
+    bad.stiffness_n_per_m3 = 1e300;
+    watch_mark(&w, svc);
+    CHECK(rt_service_set_gains(svc, &bad, err, sizeof err) == 0, "huge volume stiffness accepted: %s", err);
+    sleep_s(1.0);
+    pthread_mutex_lock(&w.lock);
+    long faults = w.faults_after;
+    pthread_mutex_unlock(&w.lock);
+    CHECK(faults > 0, "the flung proxy is a fault (%ld fault cycles)", faults);
+    CHECK(rt_service_set_gains(svc, &g, err, sizeof err) == 0, "gains back: %s", err);
+    sleep_s(0.05);
+    watch_mark(&w, svc);
+    sleep_s(2.0); /* a full period of the hand */
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.pushing_after > 100 && w.faults_after == 0, "the tool pushes back again: %ld pushing cycles, %ld faults",
+          w.pushing_after, w.faults_after);
+    CHECK(w.zero_after_fault == w.faults, "every fault cycle had zero output (%ld of %ld)", w.zero_after_fault, w.faults);
+    pthread_mutex_unlock(&w.lock);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+static prox_voxmap *small_map(char *err)
+{
+    prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {16, 16, 16}, 8192};
+    return prox_voxmap_create(&vd, err, 256);
+}
+
+/* Voxel updates still queued when their map is removed never reach the
+ * object that takes the slot next (they once did: a new voxel map got
+ * them, an inner sphere tree was written through as if it were a map);
+ * a full voxel queue counts every update it could not take; the loop
+ * spends at most voxel_budget_us a cycle on updates, the rest wait. */
+static void test_voxel_queue(void)
+{
+    char err[256];
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.rate_hz = 20;
+    cfg.max_voxels_per_cycle = 8;
+    cfg.voxel_ring_capacity = 1024;
+    rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+    CHECK(svc != NULL, "service: %s", err);
+    prox_voxmap *vm1 = small_map(err);
+    rt_object o1 = {prox_voxmap_tree(vm1), vm1, free_vm, PROX_TREE_VOXEL};
+    CHECK(rt_service_add_object(svc, "map", &o1, NULL, err, sizeof err) == 0, "map: %s", err);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    rt_voxel_update vu[3000];
+    for (int i = 0; i < 3000; i++)
+        vu[i] = (rt_voxel_update){i % 16, (i / 16) % 16, (i / 256) % 16, 1u};
+    int queued = rt_service_voxel_update(svc, "map", vu, 3000, err, sizeof err);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(queued >= 1000 && queued <= 1024 && st.voxel_drops == (uint64_t)(3000 - queued),
+          "a full voxel queue: %d queued, %llu drops (one per update)", queued, (unsigned long long)st.voxel_drops);
+    CHECK(rt_service_remove_object(svc, "map", err, sizeof err) == 0, "remove: %s", err);
+    sleep_s(0.3); /* the loop lets go of the slot */
+    prox_voxmap *vm2 = small_map(err);
+    rt_object o2 = {prox_voxmap_tree(vm2), vm2, free_vm, PROX_TREE_VOXEL};
+    CHECK(rt_service_add_object(svc, "map2", &o2, NULL, err, sizeof err) == 0, "map2: %s", err);
+    sleep_s(0.5); /* ten cycles: 80 updates would have been drained */
+    CHECK(prox_voxmap_count(vm2, PROX_CLASS_ALL) == 0, "the new map in the slot got none of the old one's updates (%u cells)",
+          prox_voxmap_count(vm2, PROX_CLASS_ALL));
+    /* the same with an inner sphere tree taking the slot */
+    queued = rt_service_voxel_update(svc, "map2", vu, 500, err, sizeof err);
+    CHECK(queued > 0, "queued %d: %s", queued, err); /* behind what is left of the old map's */
+    CHECK(rt_service_remove_object(svc, "map2", err, sizeof err) == 0, "remove: %s", err);
+    sleep_s(0.3);
+    CHECK(add(svc, "ball", prox_mesh_make_sphere(0.05, 2), prox_v3(0.6, 0, 0), err) == 0, "ball: %s", err);
+    rt_service_status(svc, &st);
+    uint64_t c0 = st.cycles;
+    sleep_s(0.5);
+    rt_service_status(svc, &st);
+    CHECK(st.cycles >= c0 + 5, "the loop runs on (%llu cycles)", (unsigned long long)(st.cycles - c0));
+    rt_service_stop(svc);
+    rt_service_destroy(svc);
+    dev_close(dev);
+
+    /* time budget: at 100 Hz with 1 us for voxels a cycle applies 63
+     * updates (a clock read every 64), however many are queued and
+     * allowed by max_voxels_per_cycle; all arrive in the end */
+    dev = dev_null_open(err, sizeof err);
+    cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.rate_hz = 100;
+    cfg.voxel_budget_us = 1;
+    svc = rt_service_create(&cfg, dev, err, sizeof err);
+    CHECK(svc != NULL, "service: %s", err);
+    prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {64, 64, 64}, 8192};
+    prox_voxmap *vm3 = prox_voxmap_create(&vd, err, sizeof err);
+    rt_object o3 = {prox_voxmap_tree(vm3), vm3, free_vm, PROX_TREE_VOXEL};
+    CHECK(rt_service_add_object(svc, "big", &o3, NULL, err, sizeof err) == 0, "map: %s", err);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    static rt_voxel_update many[4000];
+    for (int i = 0; i < 4000; i++)
+        many[i] = (rt_voxel_update){i % 64, (i / 64) % 64, i / 4096, 1u};
+    CHECK(rt_service_voxel_update(svc, "big", many, 4000, err, sizeof err) == 4000, "queued: %s", err);
+    sleep_s(0.1);
+    rt_service_status(svc, &st);
+    uint32_t early = st.voxel_queued;
+    for (int i = 0; i < 400 && st.voxel_queued > 0; i++) {
+        sleep_s(0.01);
+        rt_service_status(svc, &st);
+    }
+    CHECK(early > 0, "the first cycles applied part of the queue (%u of 4000 still queued after 0.1 s)", early);
+    CHECK(st.voxel_queued == 0, "the queue drained (%u left)", st.voxel_queued);
+    rt_service_stop(svc); /* the map is the test's to read again */
+    CHECK(prox_voxmap_count(vm3, PROX_CLASS_ALL) == 4000, "every update arrived (%u cells)", prox_voxmap_count(vm3, PROX_CLASS_ALL));
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* The watchdog keeps the limit given last (/limits), not the start-up one. */
+static void test_watchdog_limit(void)
+{
+    char err[256];
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+    CHECK(svc != NULL && rt_service_start(svc, err, sizeof err) == 0, "service: %s", err);
+    rt_limits l = cfg.limits;
+    l.watchdog_ms = 1000;
+    CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == 0, "limits: %s", err);
+    sleep_s(0.3);
+    rt_service_test_stall(svc, 200);
+    sleep_s(0.4);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.watchdog_fired == 0, "watchdog at 1000 ms, stall of 200 ms: fired %llu times", (unsigned long long)st.watchdog_fired);
+    l.watchdog_ms = 20;
+    CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == 0, "limits: %s", err);
+    sleep_s(0.3);
+    rt_service_test_stall(svc, 200);
+    sleep_s(0.4);
+    rt_service_status(svc, &st);
+    CHECK(st.watchdog_fired == 1, "watchdog at 20 ms, stall of 200 ms: fired %llu times", (unsigned long long)st.watchdog_fired);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 static void test_bad_control_input(void)
 {
     char err[256];
@@ -332,6 +591,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_replay_driver);
     RUN_TEST(test_bad_control_input);
     RUN_TEST(test_cpu_latency_request);
+    RUN_TEST(test_lower_force_limit);
+    RUN_TEST(test_proxy_flung);
+    RUN_TEST(test_voxel_queue);
+    RUN_TEST(test_watchdog_limit);
     RUN_TEST(test_loop_with_sim_device);
     return check_summary(argv[0]);
 }

@@ -257,6 +257,103 @@ static void test_malformed(void)
     CHECK(status_value("objects") == 1, "nothing changed");
 }
 
+/* a bundle of one message (path, m) with NTP time tag (sec, frac) */
+static void send_bundle(uint32_t sec, uint32_t frac, const char *path, lo_message m)
+{
+    unsigned char buf[4096];
+    size_t size = sizeof buf - 20;
+    lo_message_serialise(m, path, buf + 20, &size);
+    lo_message_free(m);
+    memcpy(buf, "#bundle", 8);
+    uint32_t be[3] = {htonl(sec), htonl(frac), htonl((uint32_t)size)};
+    memcpy(buf + 8, be, 12);
+    send_raw(buf, 20 + size);
+}
+
+static int count_replies(const char *want, int timeout_ms)
+{
+    reply r;
+    int n = 0;
+    while (recv_msg(want, &r, timeout_ms) == 0)
+        n++;
+    return n;
+}
+
+static void test_patterns_bundles_replies(void)
+{
+    /* an address pattern would run every method it matches (liblo):
+     * refused whole, one /fail, nothing changed */
+    double objects = status_value("objects");
+    send_msg("/[rt]*o*", msg("s", "tool"));
+    reply r;
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && strstr(r.s1, "pattern"), "pattern address: /fail (%s)", r.s1);
+    CHECK(count_replies("/done", 300) == 0, "pattern address: no command ran");
+    CHECK(status_value("objects") == objects, "pattern address: nothing removed");
+    /* a 3000-character address still gets its /fail, the address cut */
+    char longpath[3001];
+    longpath[0] = '/';
+    memset(longpath + 1, 'a', sizeof longpath - 2);
+    longpath[sizeof longpath - 1] = 0;
+    send_msg(longpath, msg("i", 1));
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && strstr(r.s1, "unknown address") && strlen(r.s0) <= 203,
+          "long unknown address: /fail with the address cut (%zu characters)", strlen(r.s0));
+    /* bundles: "immediately" runs, a future time tag is refused */
+    send_bundle(0, 1, "/budget", msg("f", 180.0));
+    CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/budget"), "immediate bundle ran");
+    CHECK(status_value("budget_us") == 180, "immediate bundle: budget 180");
+    lo_timetag now;
+    lo_timetag_now(&now);
+    send_bundle(now.sec + 100, 0, "/budget", msg("f", 170.0));
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && strstr(r.s1, "future"), "future bundle: /fail (%s)", r.s1);
+    usleep(100000);
+    CHECK(status_value("budget_us") == 180, "future bundle: nothing changed");
+    /* gains the device cannot render stably are refused */
+    expect_fail("/gains", msg("fffffff", 1e6, 0.004, 300.0, 1.0, 1e6, 3.0, 1.0), "stable");
+}
+
+static void test_record_over_osc(void)
+{
+    char err[256];
+    expect_fail("/record/start", msg("s", "x.txt"), "--record-dir");
+    char dir[] = "/tmp/hapticd-rec-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "temp folder");
+    CHECK(rt_osc_set_record_dir(osc, "/nonexistent-folder", err, sizeof err) == -1, "a missing folder is refused");
+    CHECK(rt_osc_set_record_dir(osc, dir, err, sizeof err) == 0, "record folder: %s", err);
+    expect_fail("/record/start", msg("s", "../escape.txt"), "file name");
+    expect_fail("/record/start", msg("s", "/etc/passwd"), "file name");
+    expect_fail("/record/start", msg("s", ".hidden"), "file name");
+    expect_done("/record/start", msg("s", "run1.txt"));
+    usleep(50000);
+    expect_done("/record/stop", lo_message_new());
+    char path[128];
+    snprintf(path, sizeof path, "%s/run1.txt", dir);
+    FILE *f = fopen(path, "r");
+    char line[256] = "";
+    CHECK(f && fgets(line, sizeof line, f) && strstr(line, "hapticd telemetry"), "the recording is in the folder");
+    if (f)
+        fclose(f);
+    /* an existing file is never replaced, nor written through a link */
+    expect_fail("/record/start", msg("s", "run1.txt"), "exists");
+    char victim[128], link_path[128];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(link_path, sizeof link_path, "%s/link.txt", dir);
+    f = fopen(victim, "w");
+    fputs("keep\n", f);
+    fclose(f);
+    CHECK(symlink(victim, link_path) == 0, "symlink");
+    expect_fail("/record/start", msg("s", "link.txt"), "exists");
+    f = fopen(victim, "r");
+    CHECK(f && fgets(line, sizeof line, f) && !strcmp(line, "keep\n"), "the link's target is untouched");
+    if (f)
+        fclose(f);
+    rt_osc_set_record_dir(osc, NULL, err, sizeof err);
+    expect_fail("/record/start", msg("s", "run2.txt"), "--record-dir");
+    unlink(path);
+    unlink(link_path);
+    unlink(victim);
+    rmdir(dir);
+}
+
 static void test_cli_tools(void)
 {
     char cmd[256];
@@ -373,6 +470,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_version_status);
     RUN_TEST(test_objects_and_parameters);
     RUN_TEST(test_malformed);
+    RUN_TEST(test_patterns_bundles_replies);
+    RUN_TEST(test_record_over_osc);
     RUN_TEST(test_cli_tools);
     RUN_TEST(test_telemetry_and_device);
     rt_osc_stop(osc);
