@@ -311,6 +311,21 @@ static void hist_add(atomic_uint *h, double us)
     atomic_fetch_add_explicit(&h[b], 1, memory_order_relaxed);
 }
 
+/* The proxy's time step at most: the coupling (800 N/m on 0.05 kg: 126
+ * rad/s) integrated over a whole period is unstable below ~320 Hz; at 10
+ * Hz the proxy once flew off metres in a second. At 1 kHz one step. */
+#define RT_PROXY_STEP_S 0.001
+
+/* the virtual coupling's pull on the proxy toward the device handle,
+ * clamped to f_lim */
+static prox_vec3 coupling(const rt_service *s, const dev_state *st, double f_lim)
+{
+    const rt_gains *g = &s->gains;
+    prox_vec3 f = prox_v3_add(prox_v3_scale(prox_v3_sub(st->position, s->proxy_x), g->coupling_k_n_per_m),
+                              prox_v3_scale(prox_v3_sub(st->linear_velocity, s->proxy_v), g->coupling_b_n_s_per_m));
+    return clamp_len(f, f_lim);
+}
+
 static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
 {
     /* 1. commands and voxel updates, bounded */
@@ -360,13 +375,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             s->proxy_init = 1;
         }
         const rt_gains *g = &s->gains;
-        prox_vec3 f_couple = prox_v3_add(prox_v3_scale(prox_v3_sub(st.position, s->proxy_x), g->coupling_k_n_per_m),
-                                         prox_v3_scale(prox_v3_sub(st.linear_velocity, s->proxy_v), g->coupling_b_n_s_per_m));
         /* the coupling can pull the proxy no harder than the device can push
          * back: a user who overpowers the device moves the handle, not the
          * proxy through the wall (no tunnelling) */
         double f_lim = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
-        f_couple = clamp_len(f_couple, f_lim);
+        prox_vec3 f_couple = coupling(s, &st, f_lim);
         prox_vec3 f_contact = {0, 0, 0}, tq_contact = {0, 0, 0};
         /* 4. query the tool against every other object, one forest */
         if (s->tool_slot >= 0 && s->slots[s->tool_slot].active) {
@@ -429,14 +442,24 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
         if (!fault) {
             /* proxy dynamics (mass 0.05 kg, semi-implicit Euler) over the
              * real time since the last cycle (skipped cycles included, at
-             * most 4 periods so a stall cannot fling the proxy) */
+             * most 4 periods so a stall cannot fling the proxy), in steps
+             * of at most RT_PROXY_STEP_S, the coupling taken again at each
+             * (the contact force held) */
             const double m = 0.05;
             double dt = s->last_cycle_ns ? (double)(cycle_start - s->last_cycle_ns) * 1e-9 : period_s;
             if (dt > 4 * period_s)
                 dt = 4 * period_s;
-            prox_vec3 acc = prox_v3_scale(prox_v3_add(f_couple, f_contact), 1.0 / m);
-            s->proxy_v = prox_v3_madd(s->proxy_v, acc, dt);
-            s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, dt);
+            int steps = (int)ceil(dt / RT_PROXY_STEP_S - 1e-6);
+            steps = steps < 1 ? 1 : steps;
+            const double h = dt / steps;
+            prox_vec3 fc = f_couple;
+            for (int k = 0; k < steps; k++) {
+                if (k > 0)
+                    fc = coupling(s, &st, f_lim);
+                prox_vec3 acc = prox_v3_scale(prox_v3_add(fc, f_contact), 1.0 / m);
+                s->proxy_v = prox_v3_madd(s->proxy_v, acc, h);
+                s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, h);
+            }
             f_dev = prox_v3_scale(f_couple, -1.0); /* the device feels the coupling spring */
             tq_dev = tq_contact;
             /* a proxy flung off (a contact force the integration cannot

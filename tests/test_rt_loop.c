@@ -363,6 +363,36 @@ static void test_proxy_flung(void)
     dev_close(dev);
 }
 
+/* At a low loop rate the proxy still follows the handle in free space:
+ * the coupling integrated over a whole 50 ms period diverged (the proxy
+ * flew off, a fault every few cycles); it is integrated in 1 ms steps. */
+static void test_low_rate_coupling(void)
+{
+    char err[256];
+    dev_device *dev = dev_sim_open(NULL, err, sizeof err); /* the hand moves 25 cm up and down */
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.rate_hz = 20;
+    rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+    CHECK(svc != NULL, "service: %s", err);
+    watch w;
+    memset(&w, 0, sizeof w);
+    pthread_mutex_init(&w.lock, NULL);
+    w.min_tool_z = INFINITY;
+    w.mark_s = 0;
+    CHECK(add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0 && rt_service_set_tool(svc, "tool", err, sizeof err) == 0,
+          "tool: %s", err);
+    CHECK(rt_service_add_telemetry_listener(svc, on_tel, &w) == 0 && rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    sleep_s(2.0);
+    rt_service_stop(svc);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.n >= 20 && w.faults == 0, "20 Hz, free space: %ld faults in %ld cycles", w.faults, w.n);
+    CHECK(w.min_tool_z > -0.2, "the proxy stayed with the handle (lowest z %g m)", w.min_tool_z);
+    pthread_mutex_unlock(&w.lock);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 static prox_voxmap *small_map(char *err)
 {
     prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {16, 16, 16}, 8192};
@@ -593,6 +623,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_cpu_latency_request);
     RUN_TEST(test_lower_force_limit);
     RUN_TEST(test_proxy_flung);
+    RUN_TEST(test_low_rate_coupling);
     RUN_TEST(test_voxel_queue);
     RUN_TEST(test_watchdog_limit);
     RUN_TEST(test_loop_with_sim_device);
