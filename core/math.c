@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 void prox_sym3_eigen(const prox_mat3 *A, double evals[3], prox_mat3 *evecs)
 {
@@ -114,6 +115,22 @@ double prox_xform_motion_bound(const prox_xform *X0, const prox_xform *X1, prox_
     return (sqrt(dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2]) + norm * radius) * (1 + 1e-12) + 1e-300;
 }
 
+int prox_read_line(FILE *f, char *buf, size_t size)
+{
+    if (!fgets(buf, (int)size, f))
+        return 0;
+    size_t n = strlen(buf);
+    if (n + 1 < size || buf[n - 1] == '\n')
+        return 1;
+    /* full and no newline: the end of the file, or a longer line */
+    int c = fgetc(f);
+    if (c == EOF)
+        return 1;
+    while (c != EOF && c != '\n')
+        c = fgetc(f);
+    return -1;
+}
+
 int prox_parse_pose(const char *line, prox_xform *out)
 {
     double v[7];
@@ -129,7 +146,8 @@ int prox_parse_pose(const char *line, prox_xform *out)
         char *end;
         errno = 0;
         double x = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(x))
+        /* ERANGE: overflow (refused) or underflow to a tiny number (kept) */
+        if (end == p || (errno == ERANGE && fabs(x) >= 1.0) || !isfinite(x))
             return -1;
         if (*end && !isspace((unsigned char)*end) && *end != '#')
             return -1;
@@ -141,8 +159,8 @@ int prox_parse_pose(const char *line, prox_xform *out)
     if (n != 7)
         return -1;
     prox_quat q = {v[3], v[4], v[5], v[6]};
-    double qn = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    if (!(qn > 1e-12))
+    /* a quaternion this close to zero is no rotation anyone meant */
+    if (!(prox_quat_norm(q) > 1e-12))
         return -1;
     *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), q);
     return 1;

@@ -11,6 +11,7 @@
 #define PROX_MATH_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 
 typedef struct prox_vec3 {
@@ -108,11 +109,31 @@ static inline prox_quat prox_quat_identity(void)
     prox_quat q = {1, 0, 0, 0};
     return q;
 }
+/* the norm of q; where the plain sum of squares would overflow or lose
+ * precision to underflow (components beyond about 1e150 or below 1e-150),
+ * scaled by the largest component first */
+static inline double prox_quat_norm(prox_quat q)
+{
+    double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    if (n > 1e-150 && n < 1e150)
+        return n;
+    double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
+    if (!(m > 0.0) || !isfinite(m))
+        return m > 0.0 ? m : 0.0;
+    double w = q.w / m, x = q.x / m, y = q.y / m, z = q.z / m;
+    return m * sqrt(w * w + x * x + y * y + z * z);
+}
+/* q / |q|; the identity for a zero or non-finite q */
 static inline prox_quat prox_quat_normalize(prox_quat q)
 {
     double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    if (!(n > 0.0))
-        return prox_quat_identity();
+    if (!(n > 1e-150 && n < 1e150)) { /* scaled first (see prox_quat_norm) */
+        double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
+        if (!(m > 0.0) || !isfinite(m))
+            return prox_quat_identity();
+        q.w /= m, q.x /= m, q.y /= m, q.z /= m;
+        n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    }
     prox_quat r = {q.w / n, q.x / n, q.y / n, q.z / n};
     return r;
 }
@@ -236,5 +257,11 @@ void prox_sym3_eigen(const prox_mat3 *A, double evals[3], prox_mat3 *evecs);
  * malformed line (wrong count, non-number, non-finite, zero quaternion).
  * The quaternion is normalized. Defined in core/math.c. */
 int prox_parse_pose(const char *line, prox_xform *out);
+/* One line of a text file into buf (size bytes, newline kept): 1, 0 at
+ * the end of the file, or -1 for a line that does not fit (the rest of it
+ * is skipped, so a caller that goes on stays in step with the line
+ * numbers). fgets alone splits a long line silently: the tail of a long
+ * comment would be read as data. */
+int prox_read_line(FILE *f, char *buf, size_t size);
 
 #endif

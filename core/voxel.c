@@ -134,6 +134,13 @@ prox_voxmap *prox_voxmap_create(const prox_voxmap_def *def, char *err, size_t er
             snprintf(err, errlen, "voxel map: dimensions must be 1..65536 cells per axis (got %u)", d.dims[a]);
             return NULL;
         }
+    /* the far corner too: a cell and origin near the largest double put
+     * voxels at infinity, where every test says they overlap */
+    prox_vec3 far = prox_v3_add(d.origin, prox_v3(d.cell * d.dims[0], d.cell * d.dims[1], d.cell * d.dims[2]));
+    if (!prox_v3_isfinite(far)) {
+        snprintf(err, errlen, "voxel map: origin + cell x dims is not finite");
+        return NULL;
+    }
     prox_voxmap *m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "voxel map: out of memory");
@@ -350,6 +357,9 @@ int prox_voxmap_validate(const prox_voxmap *m, char *err, size_t errlen)
 
 /* ---- files ---- */
 
+/* the largest capacity a .vox file may ask for (see prox_voxmap_load) */
+#define VX_FILE_MAX_CAPACITY (1 << 24)
+
 int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -365,8 +375,13 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
     int have = 0;
     prox_voxmap *m = NULL;
     uint32_t n = 0;
-    while (fgets(line, sizeof line, f)) {
+    int got;
+    while ((got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
+        if (got < 0) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            goto fail;
+        }
         char *h = strchr(line, '#');
         if (h)
             *h = 0;
@@ -380,21 +395,45 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
             }
             continue;
         }
+        char extra[2];
+        int is_header = !strcmp(word, "cell") || !strcmp(word, "origin") || !strcmp(word, "dims") || !strcmp(word, "capacity");
+        if (is_header && m) {
+            snprintf(err, errlen, "%s:%d: header line '%s' after the voxels (the header comes first)", path, lineno, word);
+            goto fail;
+        }
         if (!strcmp(word, "cell")) {
-            if (sscanf(line, "%*s %lf", &d.cell) != 1 || !(d.cell > 0))
+            if (sscanf(line, "%*s %lf %1s", &d.cell, extra) != 1 || !(d.cell > 0))
                 goto bad_header;
             have |= 1;
         } else if (!strcmp(word, "origin")) {
-            if (sscanf(line, "%*s %lf %lf %lf", &d.origin.x, &d.origin.y, &d.origin.z) != 3)
+            if (sscanf(line, "%*s %lf %lf %lf %1s", &d.origin.x, &d.origin.y, &d.origin.z, extra) != 3)
                 goto bad_header;
             have |= 2;
         } else if (!strcmp(word, "dims")) {
-            if (sscanf(line, "%*s %u %u %u", &d.dims[0], &d.dims[1], &d.dims[2]) != 3)
+            long long v[3];
+            if (sscanf(line, "%*s %lld %lld %lld %1s", &v[0], &v[1], &v[2], extra) != 3)
                 goto bad_header;
+            for (int a = 0; a < 3; a++) {
+                if (v[a] < 1 || v[a] > 65536) {
+                    snprintf(err, errlen, "%s:%d: dimensions must be 1..65536 cells per axis (got %lld)", path, lineno, v[a]);
+                    goto fail;
+                }
+                d.dims[a] = (uint32_t)v[a];
+            }
             have |= 4;
         } else if (!strcmp(word, "capacity")) {
-            if (sscanf(line, "%*s %u", &d.capacity) != 1)
+            /* every level of the map is allocated (and touched) for the
+             * capacity up front: a file may not ask for more than
+             * VX_FILE_MAX_CAPACITY (a 100-byte file once made the loader
+             * take 8.7 GB) */
+            long long c;
+            if (sscanf(line, "%*s %lld %1s", &c, extra) != 1)
                 goto bad_header;
+            if (c < 1 || c > VX_FILE_MAX_CAPACITY) {
+                snprintf(err, errlen, "%s:%d: capacity must be 1..%d voxels (got %lld)", path, lineno, VX_FILE_MAX_CAPACITY, c);
+                goto fail;
+            }
+            d.capacity = (uint32_t)c;
         } else {
             if (have != 7) {
                 snprintf(err, errlen, "%s:%d: voxels before the header is complete (cell, origin, dims)", path, lineno);
@@ -403,7 +442,7 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
             if (!m) {
                 m = prox_voxmap_create(&d, err, errlen);
                 if (!m)
-                    goto fail;
+                    goto create_failed;
             }
             long x, y, z, c;
             char extra[2];
@@ -441,12 +480,19 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
         goto fail;
     }
     if (!m && !(m = prox_voxmap_create(&d, err, errlen)))
-        goto fail;
+        goto create_failed;
     fclose(f);
     *out = m;
     return 0;
+create_failed: {
+    char why[256];
+    snprintf(why, sizeof why, "%s", err);
+    snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+    goto fail;
+}
 bad_header:
-    snprintf(err, errlen, "%s:%d: malformed header line", path, lineno);
+    snprintf(err, errlen, "%s:%d: malformed header line (want 'cell S', 'origin X Y Z', 'dims NX NY NZ', 'capacity N')", path,
+             lineno);
 fail:
     fclose(f);
     prox_voxmap_free(m);

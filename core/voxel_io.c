@@ -21,9 +21,15 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     size_t cap = 1024, k = 0;
     prox_vec3 *v = malloc(sizeof *v * cap);
     char line[512];
-    int lineno = 0;
-    while (v && fgets(line, sizeof line, f)) {
+    int lineno = 0, got;
+    while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
+        if (got < 0) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            free(v);
+            fclose(f);
+            return -1;
+        }
         char *h = strchr(line, '#');
         if (h)
             *h = 0;
@@ -121,17 +127,22 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     unsigned long nv = 0, skip_lines = 0;
     ply_prop props[64];
     prox_vec3 *v = NULL;
-    if (!fgets(line, sizeof line, f) || strncmp(line, "ply", 3)) {
+    if (prox_read_line(f, line, sizeof line) != 1 || strncmp(line, "ply", 3)) {
         snprintf(err, errlen, "%s: not a PLY file (no 'ply' magic)", path);
         goto fail;
     }
     lineno = 1;
     for (;;) {
-        if (!fgets(line, sizeof line, f)) {
+        int got = prox_read_line(f, line, sizeof line);
+        lineno++;
+        if (got == 0) {
             snprintf(err, errlen, "%s: truncated PLY header (no end_header)", path);
             goto fail;
         }
-        lineno++;
+        if (got < 0) {
+            snprintf(err, errlen, "%s:%d: header line longer than %zu characters", path, lineno, sizeof line - 2);
+            goto fail;
+        }
         char a[64] = "", b[64] = "", c[64] = "";
         unsigned long cnt;
         sscanf(line, "%63s %63s %63s", a, b, c);
@@ -188,7 +199,7 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         goto fail;
     }
     for (unsigned long i = 0; i < skip_lines; i++)
-        if (!fgets(line, sizeof line, f)) {
+        if (prox_read_line(f, line, sizeof line) == 0) { /* (a long line is skipped whole) */
             snprintf(err, errlen, "%s: truncated PLY (elements before the vertices)", path);
             goto fail;
         }
@@ -198,8 +209,13 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     for (unsigned long i = 0; i < nv; i++) {
         double xyz[3] = {0, 0, 0};
         if (format == 0) {
-            if (!fgets(line, sizeof line, f)) {
+            int got = prox_read_line(f, line, sizeof line);
+            if (got == 0) {
                 snprintf(err, errlen, "%s: truncated PLY (%lu of %lu vertices)", path, i, nv);
+                goto fail;
+            }
+            if (got < 0) {
+                snprintf(err, errlen, "%s: vertex %lu: line longer than %zu characters", path, i, sizeof line - 2);
                 goto fail;
             }
             char *s = line;
@@ -263,6 +279,12 @@ static int read_assimp_points(const char *path, prox_vec3 **pts, size_t *n, char
     for (unsigned i = 0; i < sc->mNumMeshes; i++)
         for (unsigned j = 0; j < sc->mMeshes[i]->mNumVertices; j++) {
             struct aiVector3D p = sc->mMeshes[i]->mVertices[j];
+            if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) {
+                aiReleaseImport(sc);
+                free(v);
+                snprintf(err, errlen, "%s: vertex %zu is not finite", path, k + 1);
+                return -1;
+            }
             v[k++] = prox_v3(p.x, p.y, p.z);
         }
     aiReleaseImport(sc);
@@ -322,10 +344,12 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
     for (size_t i = 0; i < np; i++) {
         int32_t x = (int32_t)floor((p[i].x - lo.x) / cell), y = (int32_t)floor((p[i].y - lo.y) / cell),
                 z = (int32_t)floor((p[i].z - lo.z) / cell);
-        if (prox_voxmap_set(m, x, y, z, cls) == PROX_VOXEL_FULL) {
+        int st = prox_voxmap_set(m, x, y, z, cls);
+        if (st == PROX_VOXEL_FULL || st == PROX_VOXEL_OUT_OF_RANGE) {
             free(p);
             prox_voxmap_free(m);
-            snprintf(err, errlen, "%s: more occupied cells than capacity", path);
+            snprintf(err, errlen, st == PROX_VOXEL_FULL ? "%s: more occupied cells than capacity"
+                                                        : "%s: a point falls outside the map (not finite?)", path);
             return -1;
         }
     }

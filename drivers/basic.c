@@ -106,9 +106,16 @@ dev_device *dev_replay_open(const char *path, char *err, size_t errlen)
     replay_dev *r = calloc(1, sizeof *r);
     size_t cap = 0;
     char line[1024];
-    int lineno = 0;
-    while (r && fgets(line, sizeof line, f)) {
+    int lineno = 0, got;
+    while (r && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
+        if (got < 0) {
+            snprintf(err, errlen, "replay device: %s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            fclose(f);
+            r->dev.impl = r;
+            replay_close(&r->dev);
+            return NULL;
+        }
         char *h = strchr(line, '#');
         if (h)
             *h = 0;

@@ -1,4 +1,6 @@
 /* test_math.c - transforms, quaternions, eigen decomposition, pose parsing. */
+#include <string.h>
+
 #include "check.h"
 #include "prox_math.h"
 
@@ -79,6 +81,33 @@ static void test_parse_pose(void)
     CHECK(prox_parse_pose("1 2 nan 1 0 0 0", &X) == -1, "nan");
     CHECK(prox_parse_pose("1 2 3 0 0 0 0", &X) == -1, "zero quaternion");
     CHECK(prox_parse_pose("1 2 3e999 1 0 0 0", &X) == -1, "overflow");
+    /* components whose squares overflow: the rotation they mean (180
+     * degrees about x), not the identity the overflowed norm made */
+    CHECK(prox_parse_pose("0 0 0 1 1e300 0 0", &X) == 1, "huge quaternion");
+    CHECK_NEAR(X.R.m[1][1], -1.0, 1e-12, "huge quaternion: 180 degrees about x");
+    CHECK(prox_parse_pose("0 0 0 1e-200 1e-200 0 0", &X) == -1, "a quaternion of norm 1.4e-200 is near zero");
+    CHECK(prox_parse_pose("1e-320 0 0 1 0 0 0", &X) == 1 && X.t.x > 0, "a subnormal translation is a number");
+}
+
+/* prox_read_line: a line longer than the buffer is reported, not split
+ * (its tail read as the next line), and the next line still follows */
+static void test_read_line(void)
+{
+    FILE *f = tmpfile();
+    fputs("short\n", f);
+    for (int i = 0; i < 100; i++)
+        fputc('x', f);
+    fputs("\nlast", f);
+    rewind(f);
+    char buf[16];
+    CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "short\n"), "a line");
+    CHECK(prox_read_line(f, buf, sizeof buf) == -1, "a 100-character line in 16 bytes is too long");
+    CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "last"), "the line after it (no newline at the end)");
+    CHECK(prox_read_line(f, buf, sizeof buf) == 0, "end of file");
+    rewind(f);
+    char exact[7];
+    CHECK(prox_read_line(f, exact, sizeof exact) == 1 && !strcmp(exact, "short\n"), "a line that fills the buffer exactly");
+    fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -88,5 +117,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_quat_rotation);
     RUN_TEST(test_eigen);
     RUN_TEST(test_parse_pose);
+    RUN_TEST(test_read_line);
     return check_summary(argv[0]);
 }

@@ -123,6 +123,14 @@ static void test_files(void)
                             {"hapticd-voxmap 1\ncell 0.1\n", "truncated"},
                             {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1\n", "x y z class"},
                             {"PLY garbage\n", "not a voxel map"},
+                            /* header after the voxels; extra values; a capacity no file may ask for; a far
+                             * corner at infinity; a comment longer than a line */
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1 1 1\ncell 5\n", "after the voxels"},
+                            {"hapticd-voxmap 1\ncell 0.1 0.2\norigin 0 0 0\ndims 4 4 4\n", "malformed header"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\ncapacity -1\n", "capacity"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 65536 65536 65536\ncapacity 33554432\n", "capacity"},
+                            {"hapticd-voxmap 1\ncell 1e308\norigin 1e308 1e308 1e308\ndims 4 4 4\n", "not finite"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 0 4 4\n", ":4: dimensions"},
                             {"", "empty"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(path, "w");
@@ -130,6 +138,17 @@ static void test_files(void)
         fclose(f);
         l = NULL;
         CHECK(prox_voxmap_load(path, &l, err, sizeof err) == -1 && l == NULL && strstr(err, bad[i][1]), "bad file %zu: %s", i, err);
+    }
+    {
+        FILE *f = fopen(path, "w");
+        fputs("hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n# ", f);
+        for (int i = 0; i < 600; i++)
+            fputc('x', f);
+        fputs("1 1 1 1\n", f);
+        fclose(f);
+        l = NULL;
+        CHECK(prox_voxmap_load(path, &l, err, sizeof err) == -1 && strstr(err, ":5: line longer"),
+              "a long comment's tail is not read as a voxel: %s", err);
     }
     /* a point cloud */
     FILE *f = fopen(path, "w");
@@ -144,6 +163,16 @@ static void test_files(void)
         prox_voxmap_free(l);
     }
     unlink(xyz);
+    /* through assimp (OBJ): a vertex that is not finite is refused */
+    char obj[64];
+    snprintf(obj, sizeof obj, "%s.obj", path);
+    f = fopen(obj, "w");
+    fputs("v 0 0 0\nv nan 1 1\nv 1 1 1\n", f);
+    fclose(f);
+    l = NULL;
+    CHECK(prox_voxmap_from_cloud(obj, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, "not finite"),
+          "NaN vertex in an OBJ cloud: %s", err);
+    unlink(obj);
     prox_voxmap_free(m);
 }
 

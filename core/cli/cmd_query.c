@@ -65,7 +65,10 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
                 }
                 qa->rel_err = v;
             }
-            else
+            else if (v > 1e8) {
+                fprintf(stderr, "prox %s: --spheres is at most 100000000, got '%s'\n", argv[0], argv[i]);
+                return -1;
+            } else
                 qa->spheres = (int)v;
         } else if (!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) {
             fprintf(stderr, "prox %s: %s needs a value\nusage: prox %s\n", argv[0], s, usage);
@@ -99,13 +102,20 @@ static int read_poses(const char *path, prox_xform **out, size_t *count)
     size_t cap = 256, n = 0;
     prox_xform *v = malloc(sizeof *v * cap);
     char line[4096];
-    int lineno = 0, rc = 0;
-    while (v && fgets(line, sizeof line, f)) {
+    int lineno = 0, rc = 0, got;
+    while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
+        if (got < 0) {
+            fprintf(stderr, "prox: %s:%d: line longer than %zu characters\n", path, lineno, sizeof line - 2);
+            rc = -1;
+            break;
+        }
         prox_xform x;
         int r = prox_parse_pose(line, &x);
         if (r < 0) {
-            fprintf(stderr, "prox: %s:%d: not a pose (want 'tx ty tz qw qx qy qz', finite numbers, non-zero quaternion)\n",
+            fprintf(stderr,
+                    "prox: %s:%d: not a pose (want 'tx ty tz qw qx qy qz', finite numbers, a quaternion of norm above 1e-12;"
+                    " unnormalised ones are normalised)\n",
                     path, lineno);
             rc = -1;
             break;
