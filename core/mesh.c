@@ -35,6 +35,8 @@ prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_coun
         if (!prox_v3_isfinite(vertices[i]))
             return NULL;
     prox_mesh *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
     uint32_t *remap = malloc(sizeof(uint32_t) * (vertex_count ? vertex_count : 1));
     size_t cap = 16;
     while (cap < 2 * (size_t)vertex_count)
@@ -42,7 +44,7 @@ prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_coun
     uint32_t *table = malloc(sizeof(uint32_t) * cap);
     m->vertices = malloc(sizeof(prox_vec3) * (vertex_count ? vertex_count : 1));
     m->triangles = malloc(sizeof(uint32_t[3]) * (triangle_count ? triangle_count : 1));
-    if (!m || !remap || !table || !m->vertices || !m->triangles) {
+    if (!remap || !table || !m->vertices || !m->triangles) {
         free(remap);
         free(table);
         prox_mesh_free(m);

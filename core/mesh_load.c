@@ -3,17 +3,395 @@
  * We use assimp rather than our own parsers: it is well kept, in Debian,
  * and reads every format users bring. We only merge the scene's meshes
  * (applying node transforms), then weld and clean like every other mesh.
+ *
+ * Three things keep assimp's readers from handing us a wrong mesh or
+ * taking the process down on a malformed file:
+ * - aiProcess_ValidateDataStructure runs before any other step. Without
+ *   it, a binary PLY with a face index of 1000000 crashed (SIGSEGV) in the
+ *   triangulation step, and an OFF declaring 20 faces with 12 present
+ *   aborted on an ai_assert there (the missing faces are left empty).
+ * - OFF and PLY headers are read here first (mesh_header_check). assimp's
+ *   readers reserve what the header declares before reading: a 300-byte OFF
+ *   declaring 1e9 vertices and faces took 15.6 GB and 47 s before failing.
+ *   We refuse counts the file cannot hold, and for the text forms (one
+ *   element a line) a body with fewer lines than declared: assimp's PLY
+ *   reader repeats the last line for each missing element (an ASCII cube
+ *   declaring 20 faces with 12 present loaded as 20 triangles). OFF text
+ *   goes to assimp from memory without its comments (off_strip).
+ * - the counts assimp returns, before triangulation, must equal the header's
+ *   (its OFF reader skips faces of 0 or more than 9 corners silently).
+ * No aiProcess_JoinIdenticalVertices: it merges vertices closer than 1e-5
+ * (absolute), which broke knot1 scaled by 1e-4 (3200 vertices became 3182,
+ * 2 non-manifold edges). prox_mesh_from_arrays welds exact duplicates only,
+ * which is all STL's per-triangle copies and OBJ's per-corner ones need.
  */
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "prox_mesh.h"
+
+/* The most of a file read to tell OFF and PLY from other formats, and to
+ * find a PLY header: real ones are well below 1 KiB, a longer one is
+ * refused. Text files (OFF, ASCII PLY) are then read whole, as assimp does. */
+enum { MESH_HEAD_MAX = 64 * 1024 };
+
+/* What an OFF or PLY header declares. */
+typedef struct mesh_header {
+    const char *format;            /* "OFF" or "PLY"; NULL for any other file (not checked) */
+    int text;                      /* one element a line: OFF and ASCII PLY */
+    int faces_counted;             /* assimp's face count must match (not for PLY triangle strips) */
+    unsigned long long vertices;   /* declared */
+    unsigned long long faces;      /* declared */
+    unsigned long long lines;      /* text: the body lines the declared elements take */
+    unsigned long long min_bytes;  /* the least the whole file can take */
+    size_t body;                   /* offset of the body */
+} mesh_header;
+
+static unsigned long long sat_add(unsigned long long a, unsigned long long b)
+{
+    return a > ULLONG_MAX - b ? ULLONG_MAX : a + b;
+}
+
+static unsigned long long sat_mul(unsigned long long a, unsigned long long b)
+{
+    return b && a > ULLONG_MAX / b ? ULLONG_MAX : a * b;
+}
+
+/* The decimal digits at p (at least one), saturating; NULL if none. */
+static const char *read_count(const char *p, const char *end, unsigned long long *v)
+{
+    if (p >= end || *p < '0' || *p > '9')
+        return NULL;
+    unsigned long long x = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        x = sat_add(sat_mul(x, 10), (unsigned long long)(*p - '0'));
+    *v = x;
+    return p;
+}
+
+/* A text body of `lines` element lines: each is at least a character and a
+ * line end (the last may lack it). Only a bound against absurd counts;
+ * count_lines finds a short body. Fuller bounds (6 bytes a vertex, 8 a
+ * triangle) would refuse files assimp reads: "1 0" is a face, "0" a vertex. */
+static unsigned long long text_min_bytes(size_t header, unsigned long long lines)
+{
+    return lines ? sat_add(header, sat_mul(lines, 2) - 1) : header;
+}
+
+/* Drops '#' comments and blank lines from OFF text in place, and ends it at
+ * a NUL byte as assimp would. Returns the new length; t needs n + 2 bytes.
+ * assimp's OFF reader skips comments only in the header: in the body it
+ * takes a comment or blank line for a face of no corners and drops it,
+ * so the file's last faces are lost. CGAL writes "# 12 facets" there: 8 of
+ * the 138 meshes in data/ lost 2 faces each that way (sphere966, a closed
+ * sphere, loaded with 4 boundary edges). */
+static size_t off_strip(char *t, size_t n)
+{
+    size_t w = 0, i = 0;
+    int end = 0;
+    while (i < n && !end) {
+        size_t start = i, cut;
+        while (i < n && t[i] && t[i] != '\n' && t[i] != '\r')
+            i++;
+        end = i >= n || !t[i];
+        const char *hash = memchr(t + start, '#', i - start);
+        cut = hash ? (size_t)(hash - t) : i;
+        size_t k = start;
+        while (k < cut && isspace((unsigned char)t[k]))
+            k++;
+        i++; /* past the line end (the text was read before it is written over) */
+        if (k < cut) {
+            memmove(t + w, t + start, cut - start);
+            w += cut - start;
+            t[w++] = '\n'; /* w <= i: at most the line end just passed */
+        }
+    }
+    t[w] = 0;
+    return w;
+}
+
+/* OFF's keyword, [ST][C][N][4][n]OFF (as assimp reads it), first in p
+ * after white space and '#' comment lines: returns the end of it and sets
+ * *has_dim (a dimension follows), or NULL. */
+static const char *off_keyword(const char *p, const char *end, int *has_dim)
+{
+    for (;;) {
+        while (p < end && isspace((unsigned char)*p))
+            p++;
+        if (p >= end || *p != '#')
+            break;
+        while (p < end && *p != '\n' && *p != '\r')
+            p++;
+    }
+    if (end - p >= 2 && p[0] == 'S' && p[1] == 'T')
+        p += 2;
+    if (p < end && *p == 'C')
+        p++;
+    if (p < end && *p == 'N')
+        p++;
+    if (p < end && *p == '4')
+        p++;
+    *has_dim = p < end && *p == 'n';
+    p += *has_dim;
+    return end - p >= 3 && memcmp(p, "OFF", 3) == 0 ? p + 3 : NULL;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+/* OFF header in comment-free text: [keyword] [dimension] vertices faces
+ * [edges]; the counts alone are allowed in a file named .off. Returns 0 and
+ * fills h, or -1 with err: a header we cannot read is refused, since assimp
+ * might read other counts from it than we did. */
+static int off_header(const char *t, size_t n, mesh_header *h, const char *path, char *err, size_t errlen)
+{
+    const char *end = t + n, *p = t;
+    int has_dim;
+    const char *k = off_keyword(t, end, &has_dim);
+    if (k) {
+        p = k;
+        unsigned long long dim;
+        if ((p < end && !isspace((unsigned char)*p)) || (has_dim && !(p = read_count(skip_space(p, end), end, &dim))))
+            goto bad;
+    }
+    if (!(p = read_count(skip_space(p, end), end, &h->vertices)) ||
+        !(p = read_count(skip_space(p, end), end, &h->faces)))
+        goto bad;
+    unsigned long long edges;
+    const char *q = read_count(skip_space(p, end), end, &edges); /* assimp reads and ignores it */
+    h->format = "OFF";
+    h->text = 1;
+    h->faces_counted = 1;
+    h->lines = sat_add(h->vertices, h->faces);
+    h->body = (size_t)((q ? q : p) - t);
+    h->min_bytes = text_min_bytes(h->body, h->lines);
+    return 0;
+bad:
+    snprintf(err, errlen, "%s: unreadable OFF header (want [OFF] then vertex, face and edge counts)", path);
+    return -1;
+}
+
+/* Bytes of a PLY scalar type; 0 if unknown. */
+static unsigned ply_type_size(const char *t, size_t len)
+{
+    static const struct {
+        const char *name;
+        unsigned size;
+    } types[] = {{"char", 1},   {"uchar", 1},   {"int8", 1},  {"uint8", 1},  {"short", 2},   {"ushort", 2},
+                 {"int16", 2},  {"uint16", 2},  {"int", 4},   {"uint", 4},   {"int32", 4},   {"uint32", 4},
+                 {"float", 4},  {"float32", 4}, {"double", 8}, {"float64", 8}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i].name) == len && memcmp(types[i].name, t, len) == 0)
+            return types[i].size;
+    return 0;
+}
+
+static int token_is(const char *t, size_t len, const char *word)
+{
+    return strlen(word) == len && memcmp(t, word, len) == 0;
+}
+
+/* PLY header (the caller saw the magic): format, elements with their
+ * counts and properties, end_header. Returns 0 and fills h, or -1 with err. */
+static int ply_header(const char *head, size_t n, int whole, mesh_header *h, const char *path, char *err, size_t errlen)
+{
+    const char *end = head + n, *line = memchr(head, '\n', n);
+    int format = 0;                        /* 1 ascii, 2 binary */
+    int in_vertex = 0, in_face = 0, have_element = 0, element_lines = 0, lineno = 1;
+    unsigned long long count = 0, elements = 0, binary_bytes = 0;
+    h->faces_counted = 1;
+    while (line && line + 1 < end) {
+        const char *s = line + 1, *e = memchr(s, '\n', (size_t)(end - s));
+        if (!e)
+            break; /* no full line left */
+        line = e;
+        lineno++;
+        const char *tok[6];
+        size_t len[6];
+        int nt = 0;
+        for (const char *p = s; p < e && nt < 6;) {
+            while (p < e && isspace((unsigned char)*p))
+                p++;
+            if (p >= e)
+                break;
+            tok[nt] = p;
+            while (p < e && !isspace((unsigned char)*p))
+                p++;
+            len[nt] = (size_t)(p - tok[nt]);
+            nt++;
+        }
+        if (nt == 0 || token_is(tok[0], len[0], "comment") || token_is(tok[0], len[0], "obj_info"))
+            continue;
+        if (token_is(tok[0], len[0], "format") && nt >= 2) {
+            format = token_is(tok[1], len[1], "ascii") ? 1
+                     : token_is(tok[1], len[1], "binary_little_endian") || token_is(tok[1], len[1], "binary_big_endian")
+                         ? 2
+                         : 0;
+            if (!format)
+                goto bad;
+        } else if (token_is(tok[0], len[0], "element") && nt >= 3) {
+            if (read_count(tok[2], tok[2] + len[2], &count) != tok[2] + len[2])
+                goto bad;
+            in_vertex = token_is(tok[1], len[1], "vertex");
+            in_face = token_is(tok[1], len[1], "face");
+            if (in_vertex)
+                h->vertices = count;
+            if (in_face)
+                h->faces = count;
+            if (token_is(tok[1], len[1], "tristrips"))
+                h->faces_counted = 0; /* assimp makes faces of the strips */
+            have_element = 1;
+            element_lines = 0;
+        } else if (token_is(tok[0], len[0], "property") && nt >= 3 && have_element) {
+            unsigned bytes;
+            if (token_is(tok[1], len[1], "list") && nt >= 5) {
+                unsigned csize = ply_type_size(tok[2], len[2]), isize = ply_type_size(tok[3], len[3]);
+                if (!csize || !isize)
+                    goto bad;
+                /* Binary has no lines to count, so a face's index list is
+                 * counted at 3 indices: then a triangle mesh's size is exact
+                 * and any cut is seen (one vertex short: 252 bytes of 264).
+                 * It refuses a binary file with a point or line face. */
+                int corners = in_face && (token_is(tok[4], len[4], "vertex_indices") ||
+                                          token_is(tok[4], len[4], "vertex_index"))
+                                  ? 3
+                                  : 0;
+                bytes = csize + (unsigned)corners * isize;
+            } else if (!(bytes = ply_type_size(tok[1], len[1]))) {
+                goto bad;
+            }
+            binary_bytes = sat_add(binary_bytes, sat_mul(count, bytes));
+            if (!element_lines) /* in ASCII each element with properties is a line */
+                elements = sat_add(elements, count);
+            element_lines = 1;
+        } else if (token_is(tok[0], len[0], "end_header")) {
+            if (!format)
+                goto bad;
+            h->format = "PLY";
+            h->text = format == 1;
+            h->lines = elements;
+            h->body = (size_t)(e + 1 - head);
+            h->min_bytes = format == 1 ? text_min_bytes(h->body, elements) : sat_add(h->body, binary_bytes);
+            return 0;
+        } else if (token_is(tok[0], len[0], "format") || token_is(tok[0], len[0], "element") ||
+                   token_is(tok[0], len[0], "property")) {
+            goto bad; /* too few words, or a property before any element */
+        }
+    }
+    if (!whole)
+        snprintf(err, errlen, "%s: PLY header without end_header in the first %d KiB", path, MESH_HEAD_MAX / 1024);
+    else
+        snprintf(err, errlen, "%s: PLY header without end_header", path);
+    return -1;
+bad:
+    snprintf(err, errlen, "%s: unreadable PLY header (line %d)", path, lineno);
+    return -1;
+}
+
+/* Non-blank lines in [p, end), counting no further than `want`. */
+static unsigned long long count_lines(const char *p, const char *end, unsigned long long want)
+{
+    unsigned long long lines = 0;
+    int filled = 0;
+    for (; p < end && lines < want; p++) {
+        if (*p == '\n' || *p == '\r') {
+            lines += (unsigned long long)filled;
+            filled = 0;
+        } else if (!isspace((unsigned char)*p)) {
+            filled = 1;
+        }
+    }
+    return lines + (unsigned long long)filled;
+}
+
+/* Reads an OFF or PLY header from f (size bytes, from its start) into h;
+ * refuses counts the file cannot hold, and text bodies shorter than
+ * declared. h->format stays NULL for other files. For OFF, *off_text gets
+ * the whole file without comments (off_strip), *off_len bytes, for the
+ * caller to import and free. Returns 0, or -1 with err. */
+static int mesh_header_check(FILE *f, long long size, const char *path, mesh_header *h, char **off_text,
+                             size_t *off_len, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    *off_text = NULL;
+    size_t cap = MESH_HEAD_MAX;
+    char *t = malloc(cap + 2);
+    if (!t)
+        goto oom;
+    size_t n = fread(t, 1, cap, f);
+    int whole = n < cap;
+    const char *dot = strrchr(path, '.');
+    int has_dim, rc = 0;
+    int ply = n >= 3 && (memcmp(t, "ply", 3) == 0 || memcmp(t, "PLY", 3) == 0); /* assimp checks only these */
+    int off = !ply && ((dot && strcasecmp(dot, ".off") == 0) || off_keyword(t, t + n, &has_dim));
+    if (!ply && !off) {
+        free(t);
+        return 0;
+    }
+    if (ply)
+        rc = ply_header(t, n, whole, h, path, err, errlen);
+    if (rc == 0 && (off || h->text) && !whole) {
+        /* text: the whole file, as assimp reads it */
+        cap = (size_t)size > n ? (size_t)size : n;
+        char *g = realloc(t, cap + 2);
+        if (!g)
+            goto oom;
+        t = g;
+        n += fread(t + n, 1, cap - n, f);
+    }
+    unsigned long long avail = (unsigned long long)size;
+    if (off) {
+        n = off_strip(t, n);
+        avail = n;
+        rc = off_header(t, n, h, path, err, errlen);
+    }
+    if (rc == 0 && h->min_bytes > avail) {
+        snprintf(err, errlen,
+                 "%s: the %s header declares %llu vertices and %llu faces, which take at least %llu bytes%s; the file "
+                 "has %llu%s (corrupt or truncated)",
+                 path, h->format, h->vertices, h->faces, h->min_bytes, h->text ? "" : " (3 corners a face)", avail,
+                 off ? " without comments" : "");
+        rc = -1;
+    }
+    if (rc == 0 && h->text) {
+        unsigned long long lines = count_lines(t + h->body, t + n, h->lines);
+        if (lines < h->lines) {
+            snprintf(err, errlen,
+                     "%s: truncated: the %s header declares %llu vertices and %llu faces (%llu lines), the file has "
+                     "%llu lines after it",
+                     path, h->format, h->vertices, h->faces, h->lines, lines);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && off && n > UINT_MAX) { /* aiImportFileFromMemory's length is unsigned */
+        snprintf(err, errlen, "%s: OFF text of %zu bytes is too large (at most %u)", path, n, UINT_MAX);
+        rc = -1;
+    }
+    if (rc == 0 && off) {
+        *off_text = t;
+        *off_len = n;
+    } else {
+        free(t);
+    }
+    return rc;
+oom:
+    free(t);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+}
 
 typedef struct load_acc {
     prox_vec3 *v;
@@ -71,6 +449,53 @@ static void acc_node(load_acc *acc, const struct aiScene *sc, const struct aiNod
         acc_node(acc, sc, node->mChildren[c], m);
 }
 
+/* Keeps only the vertices the triangles use, in their order; returns how
+ * many, or -1 out of memory. assimp's JoinIdenticalVertices dropped the
+ * others, and a stray one still widens the bbox (cube-ouvert.off's
+ * unused vertex moved bbox_max from 1 1 1 to 1 2 1) and --normalize. */
+static long long drop_unused_vertices(prox_vec3 *v, size_t nv, uint32_t (*t)[3], size_t nt)
+{
+    for (size_t i = 0; i < nt; i++)
+        for (int k = 0; k < 3; k++)
+            if (t[i][k] >= nv)
+                return (long long)nv; /* prox_mesh_from_arrays refuses it */
+    uint32_t *map = malloc(sizeof *map * (nv ? nv : 1));
+    if (!map)
+        return -1;
+    memset(map, 0xff, sizeof *map * nv);
+    for (size_t i = 0; i < nt; i++)
+        for (int k = 0; k < 3; k++)
+            map[t[i][k]] = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < nv; i++)
+        if (map[i] != UINT32_MAX) {
+            map[i] = (uint32_t)n;
+            v[n++] = v[i];
+        }
+    for (size_t i = 0; i < nt; i++)
+        for (int k = 0; k < 3; k++)
+            t[i][k] = map[t[i][k]];
+    free(map);
+    return (long long)n;
+}
+
+int prox_mesh_check_header(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 ? fopen(path, "rb") : NULL;
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    mesh_header hdr;
+    char *off_text;
+    size_t off_len = 0;
+    int rc = mesh_header_check(f, (long long)st.st_size, path, &hdr, &off_text, &off_len, err, errlen);
+    fclose(f);
+    free(off_text);
+    return rc;
+}
+
 int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -88,12 +513,23 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
-    fclose(f);
     if (st.st_size == 0) {
+        fclose(f);
         snprintf(err, errlen, "%s: file is empty", path);
         return -1;
     }
-    const struct aiScene *sc = aiImportFile(path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
+    mesh_header hdr;
+    char *off_text;
+    size_t off_len = 0;
+    int hrc = mesh_header_check(f, (long long)st.st_size, path, &hdr, &off_text, &off_len, err, errlen);
+    fclose(f);
+    if (hrc != 0)
+        return -1;
+    /* Validation only: the face count is compared before triangulation. */
+    const struct aiScene *sc = off_text ? aiImportFileFromMemory(off_text, (unsigned)off_len,
+                                                                 aiProcess_ValidateDataStructure, "off")
+                                        : aiImportFile(path, aiProcess_ValidateDataStructure);
+    free(off_text);
     if (!sc) {
         const char *msg = aiGetErrorString();
         snprintf(err, errlen, "%s: not a readable mesh (%s)", path, msg && *msg ? msg : "unknown format");
@@ -102,6 +538,52 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
     if (!sc->mRootNode || sc->mNumMeshes == 0) {
         aiReleaseImport(sc);
         snprintf(err, errlen, "%s: the file holds no mesh", path);
+        return -1;
+    }
+    if (hdr.format) {
+        unsigned long long nv = 0, nf = 0;
+        for (unsigned i = 0; i < sc->mNumMeshes; i++) {
+            nv += sc->mMeshes[i]->mNumVertices;
+            nf += sc->mMeshes[i]->mNumFaces;
+        }
+        if (nv != hdr.vertices || (hdr.faces_counted && nf != hdr.faces)) {
+            aiReleaseImport(sc);
+            snprintf(err, errlen,
+                     "%s: the %s header declares %llu vertices and %llu faces but assimp read %llu and %llu: the file "
+                     "is damaged%s",
+                     path, hdr.format, hdr.vertices, hdr.faces, nv, nf,
+                     hdr.format[0] == 'O' ? ", or has faces of more than 9 corners, which assimp's OFF reader skips"
+                                          : "");
+            return -1;
+        }
+    }
+    /* aiProcess_Triangulate aborts (ai_assert "numOut != pMesh->mNumFaces")
+     * on a mesh flagged as holding polygons that holds none: a face of no
+     * corners is flagged so, and validation let one through (a binary PLY
+     * cube with a face's corner count set to 0, found by mutating files). */
+    for (unsigned i = 0; i < sc->mNumMeshes; i++) {
+        const struct aiMesh *mesh = sc->mMeshes[i];
+        int polygons = 0;
+        for (unsigned k = 0; k < mesh->mNumFaces; k++) {
+            if (mesh->mFaces[k].mNumIndices == 0) {
+                aiReleaseImport(sc);
+                snprintf(err, errlen, "%s: not a readable mesh (face %u has no corners)", path, k + 1);
+                return -1;
+            }
+            polygons |= mesh->mFaces[k].mNumIndices > 3;
+        }
+        if ((mesh->mPrimitiveTypes & aiPrimitiveType_POLYGON) && !polygons) {
+            aiReleaseImport(sc);
+            snprintf(err, errlen, "%s: not a readable mesh (mesh %u is flagged as holding polygons and holds none)",
+                     path, i + 1);
+            return -1;
+        }
+    }
+    /* On failure assimp releases the scene itself. */
+    sc = aiApplyPostProcessing(sc, aiProcess_Triangulate);
+    if (!sc) {
+        const char *msg = aiGetErrorString();
+        snprintf(err, errlen, "%s: not a readable mesh (%s)", path, msg && *msg ? msg : "triangulation failed");
         return -1;
     }
     load_acc acc = {0};
@@ -121,7 +603,14 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the mesh has no triangles", path);
         return -1;
     }
-    prox_mesh *m = prox_mesh_from_arrays(acc.v, (uint32_t)acc.nv, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt);
+    long long used = drop_unused_vertices(acc.v, acc.nv, acc.t, acc.nt);
+    if (used < 0) {
+        free(acc.v);
+        free(acc.t);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    prox_mesh *m = prox_mesh_from_arrays(acc.v, (uint32_t)used, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt);
     free(acc.v);
     free(acc.t);
     if (!m) {

@@ -37,11 +37,17 @@ typedef struct prox_mesh {
 
 /* Load a mesh with assimp (OBJ, OFF, STL, PLY, glTF, DAE, ...), merge all of
  * the file's meshes into one, weld duplicate vertices (exact position match
- * after assimp's own join), drop degenerate triangles, then analyze.
+ * only; assimp's tolerance-based join is not used), drop vertices no
+ * triangle uses and degenerate triangles, then analyze. OFF and PLY headers
+ * are checked against the file first: counts it cannot hold, a text body
+ * shorter than declared, or fewer elements read than declared are refused.
  * Returns 0 and *out on success. On failure returns -1 and writes a one-line
  * message naming the file and the problem into err (missing, unreadable,
- * empty, not a mesh, no triangles). Non-RT. */
+ * empty, not a mesh, header counts, truncated, no triangles). Non-RT. */
 int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen);
+/* The OFF/PLY header checks of prox_mesh_load alone, for other readers
+ * that hand a file to assimp (point clouds): 0, or -1 with err. Non-RT. */
+int prox_mesh_check_header(const char *path, char *err, size_t errlen);
 
 /* Make a mesh from arrays (copied), weld, drop degenerates and analyze.
  * Returns NULL on allocation failure or an index out of range. Non-RT. */

@@ -173,6 +173,17 @@ static void test_files(void)
     CHECK(prox_voxmap_from_cloud(obj, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, "not finite"),
           "NaN vertex in an OBJ cloud: %s", err);
     unlink(obj);
+    /* an OFF cloud whose header declares a billion vertices: refused from
+     * the header (assimp would reserve for them first) */
+    char off[64];
+    snprintf(off, sizeof off, "%s.off", path);
+    f = fopen(off, "w");
+    fputs("OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", f);
+    fclose(f);
+    l = NULL;
+    CHECK(prox_voxmap_from_cloud(off, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, "declares"),
+          "OFF cloud with absurd counts: %s", err);
+    unlink(off);
     prox_voxmap_free(m);
 }
 
