@@ -1142,6 +1142,10 @@ static int offer_voxel(const vox_offer *o, int a, int b, int c, int32_t q)
     return hpush_grow(o->heap, o->hn, o->hcap, (heap_ent){kk, (uint32_t)u}, 0) == 0;
 }
 
+/* the largest meshes built (see prox_ist_build) */
+#define IST_MAX_COORD 0x1p60
+#define IST_MAX_VOLUME 0x1p120
+
 int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -1170,6 +1174,25 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         snprintf(err, errlen, "mesh encloses no positive volume (%g); is it inside out?", m->volume);
         return -1;
     }
+    /* The tree keeps centres, radii and volumes as floats (FLT_MAX is about
+     * 2^128): a cube of side 1e13 (volume 1e39) built, its node volumes
+     * became inf in the file and loading refused it; at 1e20 the query
+     * answered 0. Volumes up to IST_MAX_VOLUME (the bounding box's, which
+     * bounds the mesh's, every sphere's and every node's) leave room for
+     * sums and the secondary radii's rescaling; coordinates up to
+     * IST_MAX_COORD keep squared distances within the mesh (at most
+     * 3 (2^61)^2) finite in the queries' float lanes. A cube of side 1e12
+     * builds and answers as the unit cube does, scaled. */
+    prox_vec3 bext = prox_v3_sub(m->bbox_max, m->bbox_min);
+    double far = fmax(fmax(fabs(m->bbox_min.x), fabs(m->bbox_max.x)),
+                      fmax(fmax(fabs(m->bbox_min.y), fabs(m->bbox_max.y)), fmax(fabs(m->bbox_min.z), fabs(m->bbox_max.z))));
+    double bvol = bext.x * bext.y * bext.z;
+    if (!(far <= IST_MAX_COORD) || !(bvol <= IST_MAX_VOLUME) || !(m->volume <= IST_MAX_VOLUME)) {
+        snprintf(err, errlen, "mesh too large for an inner sphere tree: bounding box %g x %g x %g (volume %g), coordinates up to %g; "
+                              "the tree holds floats, so at most %g in volume and %g in coordinates: scale it down (--normalize)",
+                 bext.x, bext.y, bext.z, bvol > m->volume ? bvol : m->volume, far, IST_MAX_VOLUME, IST_MAX_COORD);
+        return -1;
+    }
     progress pr = {d.progress && isatty(2), 0};
     aabb_tree tree_s = {0}, *bvh = &tree_s;
     prox_ist *t = calloc(1, sizeof *t);
@@ -1181,12 +1204,36 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
     double minext = fmin(ext.x, fmin(ext.y, ext.z));
     if (h > minext / 4)
         h = minext / 4; /* at least a few voxels across the thinnest side */
-    int nx = (int)ceil(ext.x / h) + 2, ny = (int)ceil(ext.y / h) + 2, nz = (int)ceil(ext.z / h) + 2;
-    size_t nvox = (size_t)nx * ny * nz;
-    if (nvox > 60000000u) {
-        snprintf(err, errlen, "voxel grid of %zu cells is too large; ask for fewer voxels", nvox);
+    /* counted in double first: for a long or flat mesh the extent over h
+     * passes 2^31 (a rod of 1e10 x 1 x 1 has 4e10 voxels along it) */
+    double cells = ist_grid_cells(ext, h);
+    if (!(cells <= IST_MAX_GRID_CELLS)) {
+        if (h < minext / 4)
+            snprintf(err, errlen, "voxel grid of %.0f cells is too large (at most %.0f); ask for fewer voxels (--voxels)", cells,
+                     IST_MAX_GRID_CELLS);
+        else /* fewer voxels cannot help: h is at most a quarter of the thinnest side */
+            snprintf(err, errlen, "mesh too thin for a voxel grid: its bounding box is %g x %g x %g, and 4 voxels across the "
+                                  "thinnest side make a grid of %.3g cells (at most %.0f)",
+                     ext.x, ext.y, ext.z, cells, IST_MAX_GRID_CELLS);
         goto fail;
     }
+    /* Far from the origin against its size, floats cannot place the
+     * spheres: each centre is rounded to float and its sphere shrunk by the
+     * shift, up to sqrt(3)/2 float spacings at the farthest coordinate (a
+     * unit cube at x = 1e7: spacing 1, voxels of 0.017; its radii came out
+     * negative, and the tree could not be loaded, or answered penetration
+     * volumes of 0). At most a quarter of the smallest radius (the meshes
+     * of data/, as they are, stay below 1e-4 of that). */
+    double max_shift = 0.5 * sqrt(3.0) * far * 0x1p-23;
+    if (max_shift > 0.25 * d.min_radius * h) {
+        snprintf(err, errlen, "mesh too far from the origin for its size: floats at coordinates up to %g are %g apart, too coarse for "
+                              "spheres of radius %g (its thinnest side is %g); centre it at the origin (--normalize does), or split "
+                              "it into less elongated parts",
+                 far, far * 0x1p-23, d.min_radius * h, minext);
+        goto fail;
+    }
+    int nx = (int)ceil(ext.x / h) + 2, ny = (int)ceil(ext.y / h) + 2, nz = (int)ceil(ext.z / h) + 2;
+    size_t nvox = (size_t)nx * ny * nz;
     prox_vec3 origin = prox_v3_sub(m->bbox_min, prox_v3(h, h, h)); /* centre of cell (i,j,k) = origin + (i+0.5)h */
     /* 1. inside voxels: parity along the column through each voxel centre */
     uint8_t *inside = calloc(nvox, 1);

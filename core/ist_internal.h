@@ -174,6 +174,20 @@ static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_ve
  * load). 0, or -1 out of memory. */
 int ist_derive(prox_ist *t);
 
+/* The build's voxel grid over a bounding box of extent ext at voxel size
+ * h: per axis the extent in voxels rounded up and a border voxel either
+ * side, multiplied. In double, so no ratio overflows (the build casts the
+ * per-axis counts to int only below the limit). The build refuses grids
+ * of more than IST_MAX_GRID_CELLS cells (every version has), and loading
+ * refuses a file whose voxel size makes a larger grid over its own mesh:
+ * no build wrote it, and loading versions 1 to 3 cuts every triangle into
+ * cells of half a voxel (ist_outer_build). */
+#define IST_MAX_GRID_CELLS 60000000.0
+static inline double ist_grid_cells(prox_vec3 ext, double h)
+{
+    return (ceil(ext.x / h) + 2) * (ceil(ext.y / h) + 2) * (ceil(ext.z / h) + 2);
+}
+
 /* The radius about (cx, cy, cz) that encloses four lanes of spheres
  * (centres x, y, z, radii r; lanes whose child is IST_EMPTY skipped). */
 static inline double ist_enclose_lanes(const float x[4], const float y[4], const float z[4], const float r[4],

@@ -21,14 +21,19 @@
  * everything
  * after the magic. Loading reads the file once and validates sizes,
  * checksum, every index and every number before the tree is used (the box
- * tree's shape too: one parent a node, at most IST_TRITREE_MAX_DEPTH deep), and that
- * each node record's sphere of a leaf child encloses both of the leaf's
- * spheres. Older files still load: version 1 files (no derived block) get
- * it derived, versions 1 to 3 their outer radii; the secondary centres of
- * versions 1 and 2 cannot be (they come from the voxel assignment of the
- * build), so such a tree keeps the model it was built with, each secondary
- * sphere about its inner sphere's centre (rebuild for the centroid model). */
+ * tree's shape too: one parent a node, at most IST_TRITREE_MAX_DEPTH deep;
+ * the voxel size against the mesh), the sphere tree's shape, leaf counts
+ * and volumes, and that every record's sphere encloses both spheres of
+ * every leaf below it (check_contents); saving checks the same, so it
+ * never writes a file loading refuses. Older files still load: version 1
+ * files (no derived block) get it derived, versions 1 to 3 their outer
+ * radii; the secondary centres of versions 1 and 2 cannot be (they come
+ * from the voxel assignment of the build), so such a tree keeps the model
+ * it was built with, each secondary sphere about its inner sphere's centre
+ * (rebuild for the centroid model; their builds' records enclose that
+ * model, so the enclosure check holds for them as written). */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +71,302 @@ static size_t outer_size(uint32_t spheres) { return (size_t)spheres * sizeof(flo
 /* version 5's oriented boxes of the triangle box tree after that */
 static size_t obb_size(uint32_t boxes) { return (size_t)boxes * sizeof(float[15]); }
 
+static int valid_id(const prox_ist *t, uint32_t id)
+{
+    if (id == IST_EMPTY)
+        return 1;
+    return (id & IST_LEAF) ? (id & ~IST_LEAF) < t->sphere_count : id < t->node_count;
+}
+
+/* A bounding sphere (centre, radius) as within() takes it: its radius
+ * widened to the build's rounding (it rounds every bounding radius up,
+ * relative 1e-6, from the same float centres and radii) */
+static inline void bound_of(double o[4], float x, float y, float z, float r)
+{
+    o[0] = x, o[1] = y, o[2] = z, o[3] = (double)r * (1 + 1e-5) + 1e-7;
+}
+
+/* sphere s (centre, radius) inside bound b (bound_of): squared, without a
+ * root, as loading checks every leaf against all of its ancestors */
+static inline int within(const double b[4], const double s[4])
+{
+    double dx = s[0] - b[0], dy = s[1] - b[1], dz = s[2] - b[2], room = b[3] - s[3];
+    return room >= 0 && dx * dx + dy * dy + dz * dz <= room * room;
+}
+
+/* Leaves at most this deep on average (the sum of their depths at most
+ * this many times the sphere count): check_sphere_tree checks each leaf
+ * against every record above it, so a crafted chain of nodes would make
+ * loading quadratic. The build's four-way splits make trees 6 to 8 levels
+ * deep on average, 10 at most (the bench meshes at 4096 spheres, bunny at
+ * 28.8k, a 10^4:1 box at 50k). */
+#define IST_MAX_MEAN_DEPTH 64
+
+/* The sphere tree as the build makes it. Children come after their
+ * parents (checked before), so there are no cycles; here: every node but
+ * the root below exactly one record slot (so all reached from the root),
+ * the root below none, every sphere in exactly one leaf slot, no record
+ * without children; the leaf counts and volumes of the records and the
+ * header those of the leaves below; and every record's sphere, the root
+ * sphere too, enclosing both spheres of every leaf below it (the queries
+ * prune on them: a sphere too small, moved or negative drops contacts and
+ * volume silently). A record's sphere need not enclose its child's own
+ * records (the build encloses each group's leaves directly; in the bench
+ * trees most of those stick out a little), so each leaf is checked against
+ * all of its ancestors. NULL if it holds, else what does not; *oom = 1 out
+ * of memory. */
+static const char *check_sphere_tree(const prox_ist *t, int *oom)
+{
+    const uint32_t nn = t->node_count, ns = t->sphere_count, root = t->tree.root, none = UINT32_MAX;
+    /* per node: its record slot (node << 2 | slot), depth, leaves and
+     * secondary volume below; per sphere: its leaf slot */
+    uint32_t *parent = malloc(sizeof *parent * nn), *depth = malloc(sizeof *depth * nn), *leaves = malloc(sizeof *leaves * nn);
+    uint32_t *lslot = malloc(sizeof *lslot * (ns ? ns : 1));
+    double *vol = malloc(sizeof *vol * nn);
+    uint32_t *stack = NULL;
+    double (*path)[4] = NULL;
+    const char *why = NULL;
+    if (!parent || !depth || !leaves || !lslot || !vol) {
+        *oom = 1;
+        goto out;
+    }
+    memset(parent, 0xff, sizeof *parent * nn);
+    memset(lslot, 0xff, sizeof *lslot * ns);
+    uint64_t depth_sum = 0;
+    for (uint32_t i = 0; i < nn && !why; i++) {
+        /* every parent of i comes before it: its slot is known by now */
+        if ((i == root) != (parent[i] == none)) {
+            why = i == root ? "the root below a parent" : "a node not reached from the root";
+            break;
+        }
+        depth[i] = i == root ? 0 : depth[parent[i] >> 2] + 1;
+        int kids = 0;
+        for (uint32_t j = 0; j < 4; j++) {
+            uint32_t c = t->nodes[i].child[j];
+            if (c == IST_EMPTY)
+                continue;
+            kids++;
+            uint32_t *at = (c & IST_LEAF) ? &lslot[c & ~IST_LEAF] : &parent[c];
+            if (*at != none)
+                why = (c & IST_LEAF) ? "a sphere in two leaf slots" : "a node below two parents";
+            *at = i << 2 | j;
+            if (c & IST_LEAF)
+                depth_sum += depth[i] + 1;
+        }
+        if (!kids)
+            why = "a node record without children";
+    }
+    for (uint32_t s = 0; s < ns && !why; s++)
+        if (lslot[s] == none)
+            why = "a sphere in no leaf slot";
+    if (!why && depth_sum > (uint64_t)IST_MAX_MEAN_DEPTH * ns)
+        why = "the sphere tree is too deep";
+    /* leaf counts and volumes bottom up (the build's are the leaves' sum,
+     * rounded to float once) */
+    for (uint32_t i = nn; !why && i-- > 0;) {
+        const ist_node *nd = &t->nodes[i];
+        uint32_t l = 0;
+        double v = 0;
+        for (int j = 0; j < 4; j++) {
+            uint32_t c = nd->child[j];
+            if (c == IST_EMPTY)
+                continue;
+            uint32_t cl = 1;
+            double cv;
+            if (c & IST_LEAF) {
+                double r2 = t->spheres[c & ~IST_LEAF].r2;
+                cv = 4.0 / 3.0 * M_PI * r2 * r2 * r2;
+            } else
+                cl = leaves[c], cv = vol[c];
+            if (nd->cleaves[j] != cl || !(fabs(nd->cvol[j] - cv) <= 1e-5 * cv + FLT_TRUE_MIN))
+                why = "a record's leaf count or volume not those of the leaves below";
+            l += cl, v += cv;
+        }
+        leaves[i] = l, vol[i] = v;
+    }
+    if (!why && (t->root_leaves != leaves[root] || !(fabs(t->root_vol - vol[root]) <= 1e-5 * vol[root] + FLT_TRUE_MIN)))
+        why = "the root's leaf count or volume not those of the leaves";
+    /* each leaf's two spheres inside every record sphere above it and the
+     * root sphere (depth_sum tests): depth first, with the spheres on the
+     * path from the root in path[0 .. depth] (contiguous: the tests read
+     * no node records but the leaves' parents) */
+    if (!why) {
+        stack = malloc(sizeof *stack * nn);
+        path = malloc(sizeof *path * ((size_t)nn + 1));
+        if (!stack || !path) {
+            *oom = 1;
+            goto out;
+        }
+        uint32_t n = 0;
+        stack[n++] = root;
+        while (n && !why) {
+            const uint32_t i = stack[--n], d = depth[i];
+            const ist_node *nd = &t->nodes[i];
+            if (i == root)
+                bound_of(path[0], t->root[0], t->root[1], t->root[2], t->root[3]);
+            else {
+                const ist_node *pn = &t->nodes[parent[i] >> 2];
+                const uint32_t pj = parent[i] & 3;
+                bound_of(path[d], pn->cx[pj], pn->cy[pj], pn->cz[pj], pn->cr[pj]);
+            }
+            for (int j = 0; j < 4 && !why; j++) {
+                uint32_t c = nd->child[j];
+                if (c == IST_EMPTY)
+                    continue;
+                if (!(c & IST_LEAF)) {
+                    stack[n++] = c; /* (each node once: at most nn on the stack) */
+                    continue;
+                }
+                const ist_sphere *q = &t->spheres[c & ~IST_LEAF];
+                const float *c2 = t->sec[c & ~IST_LEAF];
+                const double s1[4] = {q->x, q->y, q->z, q->r}, s2[4] = {c2[0], c2[1], c2[2], c2[3]};
+                double b[4];
+                bound_of(b, nd->cx[j], nd->cy[j], nd->cz[j], nd->cr[j]);
+                int in = within(b, s1) && within(b, s2);
+                for (uint32_t k = 0; in && k <= d; k++)
+                    in = within(path[k], s1) && within(path[k], s2);
+                if (!in)
+                    why = "a record's or the root's sphere not enclosing a leaf below it";
+            }
+        }
+    }
+out:
+    free(stack);
+    free(path);
+    free(parent);
+    free(depth);
+    free(leaves);
+    free(lslot);
+    free(vol);
+    return why;
+}
+
+/* Everything a query will follow or compute with, as loading reads it (t
+ * before ist_derive; t->adj and the box tree present from version 2 on,
+ * t->orad_leaf from version 4 on) and as saving writes it. NULL if valid,
+ * else what is not; *oom = 1 out of memory. */
+static const char *check_contents(const prox_ist *t, int *oom)
+{
+    *oom = 0;
+    const uint32_t root = t->tree.root;
+    if (!(t->node_count > 0 && valid_id(t, root) && root != IST_EMPTY && !(root & IST_LEAF)))
+        return "bad root node";
+    const double dd[9] = {t->root_vol, t->mesh_volume, t->voxel_size, t->voxel_volume, t->surface_gap, t->build_seconds,
+                          t->com.x, t->com.y, t->com.z};
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(dd[k]))
+            return "a number not finite";
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(t->root[k]))
+            return "a number not finite";
+    if (!(t->root[3] >= 0))
+        return "a negative radius";
+    if (!(t->mesh_volume > 0) || !(t->root_vol >= 0) || !(t->voxel_volume >= 0) || !(t->surface_gap >= 0))
+        return "a negative volume or gap, or a mesh volume not positive";
+    for (uint32_t i = 0; i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            const ist_node *nd = &t->nodes[i];
+            if (!valid_id(t, nd->child[j]) || (nd->child[j] != IST_EMPTY && nd->child[j] <= i))
+                return "a child out of range or not after its parent";
+            if (!isfinite(nd->cx[j]) || !isfinite(nd->cy[j]) || !isfinite(nd->cz[j]) || !isfinite(nd->cr[j]) || !isfinite(nd->cvol[j]))
+                return "a number not finite";
+            if (!(nd->cr[j] >= 0) || !(nd->cvol[j] >= 0))
+                return "a negative radius or volume";
+        }
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        const ist_sphere *s = &t->spheres[i];
+        if (!isfinite(s->x) || !isfinite(s->y) || !isfinite(s->z) || !isfinite(s->r) || !isfinite(s->r2) || !isfinite(t->sec[i][0]) ||
+            !isfinite(t->sec[i][1]) || !isfinite(t->sec[i][2]) || (t->orad_leaf && !isfinite(t->orad_leaf[i])))
+            return "a number not finite";
+        if (!(s->r >= 0) || !(s->r2 >= 0))
+            return "a negative radius";
+        if (s->tri >= t->tri_count)
+            return "a sphere's triangle out of range";
+        if (t->orad_leaf && !(t->orad_leaf[i] >= s->r))
+            return "an outer radius below its sphere's";
+    }
+    for (uint32_t i = 0; i < t->tri_count; i++)
+        if (t->tris[i][0] >= t->vert_count || t->tris[i][1] >= t->vert_count || t->tris[i][2] >= t->vert_count)
+            return "a triangle's vertex out of range";
+    for (uint32_t i = 0; i < t->vert_count; i++)
+        if (!prox_v3_isfinite(t->verts[i]))
+            return "a number not finite";
+    /* the voxel size: positive, and no finer than the build's grid allows
+     * over this mesh (the bounding box of all its vertices, as the build's;
+     * the same numbers give the same count) */
+    if (!(t->voxel_size > 0))
+        return "voxel size not positive";
+    if (t->vert_count) {
+        prox_vec3 lo = t->verts[0], hi = t->verts[0];
+        for (uint32_t i = 1; i < t->vert_count; i++)
+            lo = prox_v3_min(lo, t->verts[i]), hi = prox_v3_max(hi, t->verts[i]);
+        if (!(ist_grid_cells(prox_v3_sub(hi, lo), t->voxel_size) <= IST_MAX_GRID_CELLS))
+            return "voxel size too small for the mesh: no build makes a grid that fine";
+    }
+    if (t->adj) {
+        /* the derived block: adjacency in range; the box tree a tree (children
+         * after their parent), leaves covering order[] within range, finite */
+        const ist_tritree *g = &t->tritree;
+        for (uint32_t i = 0; i < t->tri_count; i++)
+            if (t->adj[i][0] >= t->tri_count || t->adj[i][1] >= t->tri_count || t->adj[i][2] >= t->tri_count ||
+                g->order[i] >= t->tri_count)
+                return "a neighbour or leaf-order triangle out of range";
+        for (uint32_t i = 0; i < t->tri_count; i++)
+            for (int k = 0; k < 9; k++)
+                if (!isfinite(g->ltri[i][k]))
+                    return "a number not finite";
+        if (g->node_count == 0)
+            return "no triangle box tree";
+        int ok = 1;
+        for (uint32_t i = 0; ok && i < g->node_count; i++) {
+            const ist_box *b = &g->nodes[i];
+            for (int k = 0; k < 3; k++)
+                ok = ok && isfinite(b->lo[k]) && isfinite(b->hi[k]) && b->lo[k] <= b->hi[k];
+            if (b->a & IST_BOX_LEAF)
+                ok = ok && b->b >= 1 && b->b <= IST_LEAF_TRIS && (uint64_t)(b->a & ~IST_BOX_LEAF) + b->b <= t->tri_count;
+            else
+                ok = ok && b->a > i && b->b > i && b->a < g->node_count && b->b < g->node_count;
+            for (int k = 0; ok && g->obb && k < 15; k++)
+                ok = isfinite(g->obb[i][k]) && (k < 9 || k >= 12 || g->obb[i][k] <= g->obb[i][k + 3]);
+            /* the query's box distance needs orthonormal axes (a build's are
+             * within a few float ulps) */
+            for (int a = 0; ok && g->obb && a < 3; a++)
+                for (int c = a; ok && c < 3; c++) {
+                    const float *u = g->obb[i] + 3 * a, *v = g->obb[i] + 3 * c;
+                    double d = (double)u[0] * v[0] + (double)u[1] * v[1] + (double)u[2] * v[2];
+                    ok = fabs(d - (a == c)) < 1e-4;
+                }
+        }
+        if (!ok)
+            return "a bad box of the triangle box tree";
+        int shape = ist_tritree_shape_ok(g);
+        if (shape < 0) {
+            *oom = 1;
+            return NULL;
+        }
+        if (!shape)
+            return "the triangle box tree not a tree";
+    }
+    return check_sphere_tree(t, oom);
+}
+
 int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
 {
     uint32_t boxes = t->tritree.nodes ? t->tritree.node_count : 0;
     if (!t->adj || (t->tri_count && (!boxes || !t->tritree.obb)) || !t->orad_leaf) {
         snprintf(err, errlen, "%s: inner sphere tree not fully derived", path);
+        return -1;
+    }
+    /* never write what loading would refuse (a file prox build wrote and
+     * cannot read back sends the user round in a circle) */
+    int oom;
+    const char *why = check_contents(t, &oom);
+    if (oom) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (why) {
+        snprintf(err, errlen, "%s: not written: the tree fails the checks of loading (%s)", path, why);
         return -1;
     }
     size_t n = payload_size(t->node_count, t->sphere_count, t->vert_count, t->tri_count) + derived_size(t->tri_count, boxes) +
@@ -118,13 +414,6 @@ int prox_ist_save(const prox_ist *t, const char *path, char *err, size_t errlen)
         return -1;
     }
     return 0;
-}
-
-static int valid_id(const prox_ist *t, uint32_t id)
-{
-    if (id == IST_EMPTY)
-        return 1;
-    return (id & IST_LEAF) ? (id & ~IST_LEAF) < t->sphere_count : id < t->node_count;
 }
 
 int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
@@ -260,80 +549,12 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
         memcpy(t->tritree.obb, p, obb_size(boxes)), p += obb_size(boxes);
     }
     /* validate everything a query will follow or compute with */
-    int ok = valid_id(t, t->tree.root) && t->tree.root != IST_EMPTY && (t->tree.root & IST_LEAF) == 0 && t->node_count > 0;
-    for (int k = 0; k < 4; k++)
-        ok = ok && isfinite(t->root[k]);
-    for (int k = 0; k < 9; k++)
-        ok = ok && isfinite(dd[k]);
-    for (uint32_t i = 0; ok && i < t->node_count; i++)
-        for (int j = 0; j < 4; j++) {
-            const ist_node *nd = &t->nodes[i];
-            ok = ok && valid_id(t, nd->child[j]) && isfinite(nd->cx[j]) && isfinite(nd->cy[j]) && isfinite(nd->cz[j]) &&
-                 isfinite(nd->cr[j]) && isfinite(nd->cvol[j]) && (nd->child[j] == IST_EMPTY || nd->child[j] > i);
-        }
-    for (uint32_t i = 0; ok && i < t->sphere_count; i++) {
-        const ist_sphere *s = &t->spheres[i];
-        ok = isfinite(s->x) && isfinite(s->y) && isfinite(s->z) && s->r >= 0 && s->r2 >= 0 && isfinite(s->r) &&
-             isfinite(s->r2) && s->tri < t->tri_count && isfinite(t->sec[i][0]) && isfinite(t->sec[i][1]) &&
-             isfinite(t->sec[i][2]) && (!t->orad_leaf || (isfinite(t->orad_leaf[i]) && t->orad_leaf[i] >= s->r));
-    }
-    /* a record's sphere of a leaf child encloses both of the leaf's spheres
-     * (the volume queries prune on it): a secondary centre moved off its
-     * place would drop overlaps silently */
-    for (uint32_t i = 0; ok && i < t->node_count; i++)
-        for (int j = 0; j < 4; j++) {
-            const ist_node *nd = &t->nodes[i];
-            uint32_t c = nd->child[j];
-            if (c == IST_EMPTY || !(c & IST_LEAF))
-                continue;
-            const ist_sphere *q = &t->spheres[c & ~IST_LEAF];
-            const float *sc = t->sec[c & ~IST_LEAF];
-            double cr = (double)nd->cr[j] * (1 + 1e-5) + 1e-7;
-            double dx = (double)sc[0] - nd->cx[j], dy = (double)sc[1] - nd->cy[j], dz = (double)sc[2] - nd->cz[j];
-            double ex = (double)q->x - nd->cx[j], ey = (double)q->y - nd->cy[j], ez = (double)q->z - nd->cz[j];
-            ok = ok && sqrt(dx * dx + dy * dy + dz * dz) + sc[3] <= cr && sqrt(ex * ex + ey * ey + ez * ez) + q->r <= cr;
-        }
-    for (uint32_t i = 0; ok && i < t->tri_count; i++)
-        ok = t->tris[i][0] < t->vert_count && t->tris[i][1] < t->vert_count && t->tris[i][2] < t->vert_count;
-    for (uint32_t i = 0; ok && i < t->vert_count; i++)
-        ok = prox_v3_isfinite(t->verts[i]);
-    if (ok && t->adj) {
-        /* the derived block: adjacency in range; the box tree a tree (children
-         * after their parent), leaves covering order[] within range, finite */
-        const ist_tritree *g = &t->tritree;
-        for (uint32_t i = 0; ok && i < t->tri_count; i++)
-            ok = t->adj[i][0] < t->tri_count && t->adj[i][1] < t->tri_count && t->adj[i][2] < t->tri_count &&
-                 g->order[i] < t->tri_count;
-        for (uint32_t i = 0; ok && i < t->tri_count; i++)
-            for (int k = 0; k < 9; k++)
-                ok = ok && isfinite(g->ltri[i][k]);
-        ok = ok && g->node_count > 0;
-        for (uint32_t i = 0; ok && i < g->node_count; i++) {
-            const ist_box *b = &g->nodes[i];
-            for (int k = 0; k < 3; k++)
-                ok = ok && isfinite(b->lo[k]) && isfinite(b->hi[k]) && b->lo[k] <= b->hi[k];
-            if (b->a & IST_BOX_LEAF)
-                ok = ok && b->b >= 1 && b->b <= IST_LEAF_TRIS && (uint64_t)(b->a & ~IST_BOX_LEAF) + b->b <= t->tri_count;
-            else
-                ok = ok && b->a > i && b->b > i && b->a < g->node_count && b->b < g->node_count;
-            for (int k = 0; ok && g->obb && k < 15; k++)
-                ok = isfinite(g->obb[i][k]) && (k < 9 || k >= 12 || g->obb[i][k] <= g->obb[i][k + 3]);
-            /* the query's box distance needs orthonormal axes (a build's are
-             * within a few float ulps) */
-            for (int a = 0; ok && g->obb && a < 3; a++)
-                for (int c = a; ok && c < 3; c++) {
-                    const float *u = g->obb[i] + 3 * a, *v = g->obb[i] + 3 * c;
-                    double d = (double)u[0] * v[0] + (double)u[1] * v[1] + (double)u[2] * v[2];
-                    ok = fabs(d - (a == c)) < 1e-4;
-                }
-        }
-        int shape = ok ? ist_tritree_shape_ok(g) : 1;
-        if (shape < 0)
-            goto oom;
-        ok = ok && shape;
-    }
-    if (!ok) {
-        snprintf(err, errlen, "%s: inconsistent .ist contents (bad index or number); rebuild it with prox build", path);
+    int oom = 0;
+    const char *why = check_contents(t, &oom);
+    if (oom)
+        goto oom;
+    if (why) {
+        snprintf(err, errlen, "%s: inconsistent .ist contents (%s); rebuild it with prox build", path, why);
         goto fail;
     }
     if (ist_derive(t) != 0)

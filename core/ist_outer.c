@@ -100,6 +100,17 @@ static void cover_strips(prox_ist *t, const double (*P)[3], int p0, int ns, int 
         }
 }
 
+/* pieces a triangle is cut into, at most (the square grid's 256 x 256) */
+#define OUTER_MAX_PIECES 65536
+
+/* cells of size `cell` across a length, at least 1 and at most
+ * OUTER_MAX_PIECES (a cell far below the length, or 0: the cap) */
+static int cells_across(double length, double cell)
+{
+    double n = cell > 0 ? ceil(length / cell) : 1;
+    return n >= 1 ? (n < OUTER_MAX_PIECES ? (int)n : OUTER_MAX_PIECES) : 1;
+}
+
 int ist_outer_build(prox_ist *t)
 {
     free(t->orad_leaf);
@@ -125,13 +136,16 @@ int ist_outer_build(prox_ist *t)
             if (e < shortest)
                 shortest = e, opp = (v + 2) % 3;
         }
-        /* (cells across: at most a few times the voxel grid's size) */
-        int len = cell > 0 ? (int)ceil(diam / cell) : 1;
-        len = len < 1 ? 1 : len;
+        /* cells across: at most a few times the voxel grid's size (loading
+         * keeps the voxel size within the build's grid over the mesh), but
+         * counted in double and capped, so no voxel size overflows int */
+        int len = cells_across(diam, cell), nu = cells_across(shortest, cell);
         int sub = len > 256 ? 256 : len; /* the square grid's pieces grow beyond 256 cells */
-        int nu = cell > 0 ? (int)ceil(shortest / cell) : 1;
-        nu = nu < 1 ? 1 : nu;
         if (4 * sub * nu < sub * sub) {
+            /* at most as many pieces as the square grid's 256 x 256: longer
+             * strips cover as exactly, only less tightly (nu < 64 here) */
+            if ((double)len * nu > OUTER_MAX_PIECES)
+                len = OUTER_MAX_PIECES / nu;
             cover_strips(t, (const double (*)[3])P, opp, len, nu);
             continue;
         }

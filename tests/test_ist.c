@@ -1,6 +1,7 @@
 /* test_ist.c - inner sphere trees: packing invariants, hierarchy, files,
  * and queries against closed forms and brute force. */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -243,6 +244,56 @@ static void expect_inconsistent(const unsigned char *b, size_t full, uint32_t ve
     free(c);
 }
 
+/* The radius about c enclosing both spheres of every leaf below id as
+ * versions 1 and 2 modelled them: about the inner sphere's centre */
+static double concentric_reach(const prox_ist *t, uint32_t id, const float c[3])
+{
+    if (id & IST_LEAF) {
+        const ist_sphere *s = &t->spheres[id & ~IST_LEAF];
+        double dx = (double)s->x - c[0], dy = (double)s->y - c[1], dz = (double)s->z - c[2];
+        return sqrt(dx * dx + dy * dy + dz * dz) + fmax(s->r, s->r2);
+    }
+    double R = 0;
+    for (int j = 0; j < 4; j++)
+        if (t->nodes[id].child[j] != IST_EMPTY)
+            R = fmax(R, concentric_reach(t, t->nodes[id].child[j], c));
+    return R;
+}
+
+/* Tree t saved at src, as the builds of versions 1 and 2 wrote it, to dst
+ * (checksum redone): every record's sphere and the root sphere grown to
+ * enclose the secondary spheres about the inner spheres' centres too.
+ * Cut short to an older version as it is, a newer file keeps records that
+ * enclose the secondary spheres at their own centres only, and loading
+ * refuses it (a record's sphere not enclosing a leaf below it). 0, or -1. */
+static int write_concentric(const prox_ist *t, const char *src, const char *dst)
+{
+    size_t full;
+    unsigned char *b = check_read_file(src, &full);
+    if (!b || full < 12)
+        return -1;
+    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, root_r_at = 8 + 8 * 4 + 12;
+    for (uint32_t i = 0; i < t->node_count; i++)
+        for (int j = 0; j < 4; j++) {
+            const ist_node *nd = &t->nodes[i];
+            const float c[3] = {nd->cx[j], nd->cy[j], nd->cz[j]};
+            float r = nd->child[j] == IST_EMPTY ? 0.0f : (float)(concentric_reach(t, nd->child[j], c) * (1 + 1e-6));
+            if (r > nd->cr[j])
+                memcpy(b + nodes_at + sizeof(ist_node) * i + offsetof(ist_node, cr) + sizeof(float) * j, &r, sizeof r);
+        }
+    float rr = (float)(concentric_reach(t, t->tree.root, t->root) * (1 + 1e-6));
+    if (rr > t->root[3])
+        memcpy(b + root_r_at, &rr, sizeof rr);
+    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(full - 12));
+    memcpy(b + full - 4, &crc, 4);
+    FILE *f = fopen(dst, "wb");
+    int ok = f && fwrite(b, 1, full, f) == full;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(b);
+    return ok ? 0 : -1;
+}
+
 static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
@@ -302,6 +353,25 @@ static void test_files(void)
         expect_inconsistent(b, full, 4, full - 4 - sizeof(float) * t->sphere_count, t->spheres[0].r * 0.5f, "small outer radius");
         free(b);
     }
+    /* versions 1 and 2, from the tree with its records grown as their
+     * builds made them (write_concentric); cut short as it is, it is refused */
+    char pc[] = "/tmp/hapticd-istc-XXXXXX";
+    fd = mkstemp(pc);
+    if (fd >= 0)
+        close(fd);
+    CHECK(fd >= 0 && write_concentric(t, path, pc) == 0, "write the records grown");
+    prox_ist *wc = NULL;
+    CHECK(prox_ist_load(pc, &wc, err, sizeof err) == 0 && wc, "records grown load: %s", err);
+    {
+        size_t v1 = 8 + 8 * 4 + 16 + 9 * 8 + 4 + sizeof(ist_node) * t->node_count + sizeof(ist_sphere) * t->sphere_count +
+                    sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
+        char p1[] = "/tmp/hapticd-ist1-XXXXXX";
+        CHECK(write_as_version(path, 1, v1, p1) == 0, "write v1");
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p1, &w, err, sizeof err) == -1 && !w && strstr(err, "not enclosing"), "version 1 cut short refused: %s", err);
+        prox_ist_free(w);
+        unlink(p1);
+    }
     /* a version 2 file (no secondary centres) loads with the model it was
      * built with: secondary spheres about the inner spheres' centres */
     {
@@ -310,7 +380,7 @@ static void test_files(void)
         CHECK(b != NULL && full > 16 * t->sphere_count + obb_bytes + 12, "read back");
         free(b);
         char p2[] = "/tmp/hapticd-ist2-XXXXXX";
-        CHECK(write_as_version(path, 2, full - 4 - obb_bytes - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
+        CHECK(write_as_version(pc, 2, full - 4 - obb_bytes - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p2, &w, err, sizeof err) == 0 && w, "version 2 loads: %s", err);
         if (w) {
@@ -333,22 +403,24 @@ static void test_files(void)
         size_t v1 = 8 + 8 * 4 + 16 + 9 * 8 + 4 + sizeof(ist_node) * t->node_count + sizeof(ist_sphere) * t->sphere_count +
                     sizeof(prox_vec3) * t->vert_count + sizeof(uint32_t[3]) * t->tri_count;
         char p1[] = "/tmp/hapticd-ist1-XXXXXX";
-        CHECK(write_as_version(path, 1, v1, p1) == 0, "write v1");
+        CHECK(write_as_version(pc, 1, v1, p1) == 0, "write v1");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p1, &w, err, sizeof err) == 0 && w, "version 1 loads: %s", err);
-        if (w) {
+        if (w && wc) {
             CHECK(w->adj && w->tritree.nodes && !memcmp(w->adj, t->adj, sizeof(uint32_t[3]) * t->tri_count),
                   "version 1: adjacency derived");
             for (int i = 0; i < 8; i++) {
                 prox_xform xb = prox_xform_from_pose(prox_v3(0.6 + 0.05 * i, 0.1 * i, 0.05), prox_quat_axis_angle(prox_v3(0, 1, 1), 0.3 * i));
                 prox_result r1 = run(prox_ist_tree(w), prox_ist_tree(w), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
-                prox_result r2 = run(prox_ist_tree(t), prox_ist_tree(t), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
-                CHECK(r1.value == r2.value, "version 1 file answers %.17g, built tree %.17g", r1.value, r2.value);
+                prox_result r2 = run(prox_ist_tree(wc), prox_ist_tree(wc), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+                CHECK(r1.value == r2.value, "version 1 file answers %.17g, the same tree of version 5 %.17g", r1.value, r2.value);
             }
-            prox_ist_free(w);
         }
+        prox_ist_free(w);
         unlink(p1);
     }
+    prox_ist_free(wc);
+    unlink(pc);
     /* truncated, corrupted, not an ist */
     FILE *f = fopen(path, "r+b");
     fseek(f, 0, SEEK_END);
@@ -961,6 +1033,66 @@ static void test_outer_balls_cover(void)
     prox_mesh_free(m);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A voxel size far below the mesh's. Versions 1 to 3 have their outer
+ * radii derived at load, the triangles cut into cells of half a voxel: at
+ * 1e-7 on this box (0.6 long) the counts overflowed int and the cut ran
+ * some 6e13 pieces (the loader hung). Loading refuses such a file at once, and the cut
+ * itself stays within 256 x 256 pieces a triangle whatever the voxel size,
+ * its balls still covering the surface. */
+static void test_tiny_voxel_size(void)
+{
+    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
+    prox_ist *t = build(m, 100);
+    if (!t) {
+        prox_mesh_free(m);
+        return;
+    }
+    char path[] = "/tmp/hapticd-istv-XXXXXX", p3[] = "/tmp/hapticd-istv3-XXXXXX", err[512] = "";
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    CHECK(fd >= 0 && prox_ist_save(t, path, err, sizeof err) == 0, "save: %s", err);
+    size_t full;
+    unsigned char *b = check_read_file(path, &full);
+    const size_t tail = sizeof(float[15]) * t->tritree.node_count + sizeof(float) * t->sphere_count; /* versions 4 and 5's blocks */
+    CHECK(b != NULL && full > tail + 200, "read back");
+    if (b) {
+        const double tiny = 1e-7;
+        memcpy(b + 8 + 8 * 4 + 16 + 2 * 8, &tiny, sizeof tiny); /* the voxel size */
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(b, 1, full, f) == full, "write");
+        if (f)
+            fclose(f);
+        CHECK(write_as_version(path, 3, full - 4 - tail, p3) == 0, "write v3");
+        double t0 = now_s();
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p3, &w, err, sizeof err) == -1 && !w && strstr(err, "voxel size"), "version 3, voxel size 1e-7: %s", err);
+        printf("    version 3 file, voxel size 1e-7: refused in %.3f ms\n", 1e3 * (now_s() - t0));
+        prox_ist_free(w);
+        unlink(p3);
+        free(b);
+    }
+    unlink(path);
+    /* the cut at such voxel sizes: bounded, and covering */
+    const double sizes[3] = {1e-7, 1e-30, 0.0};
+    for (int k = 0; k < 3; k++) {
+        t->voxel_size = sizes[k];
+        double t0 = now_s();
+        CHECK(ist_outer_build(t) == 0 && ist_outer_lanes(t) == 0, "outer balls");
+        printf("    outer balls at voxel size %g: %.3f s\n", sizes[k], now_s() - t0);
+        check_outer_cover(m, t, "box, tiny voxels");
+    }
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
 /* the triangle box tree behind the distance refinement: closest surface
  * point of random points near and far, against all triangles; a bound
  * below the distance finds nothing */
@@ -1221,6 +1353,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_penvol_vs_brute);
     RUN_TEST(test_penvol_vs_exact_boxes);
     RUN_TEST(test_outer_balls_cover);
+    RUN_TEST(test_tiny_voxel_size);
     RUN_TEST(test_closest_point_tree);
     RUN_TEST(test_slivers);
     RUN_TEST(test_distance_vs_mesh);

@@ -345,6 +345,118 @@ static void test_file_indices(void)
     prox_mesh_free(m);
 }
 
+/* The sphere tree's numbers and shape, checksum right: a negative or too
+ * small record or root sphere, a subtree dropped or below two parents, a
+ * sphere in two leaf slots, the root moved (the nodes before it below
+ * none), leaf counts and volumes not those below, a voxel size not
+ * positive or finer than any build's grid; each is refused. (The old
+ * loader checked these spheres for finiteness only and took every one.) */
+static void test_file_tree_shape(void)
+{
+    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
+    prox_ist *t = build(m, 200, 0);
+    if (!t) {
+        prox_mesh_free(m);
+        return;
+    }
+    char good[64], bad[64], err[320];
+    snprintf(good, sizeof good, "/tmp/test_ist_build_%d_s.ist", (int)getpid());
+    snprintf(bad, sizeof bad, "/tmp/test_ist_build_%d_sbad.ist", (int)getpid());
+    CHECK(prox_ist_save(t, good, err, sizeof err) == 0, "save: %s", err);
+    const size_t root_at = 8 + 6 * 4, root_leaves_at = 8 + 7 * 4, root_r_at = 8 + 8 * 4 + 12, voxel_at = 8 + 8 * 4 + 16 + 2 * 8;
+    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4;
+    /* the root's inner children a and b, and two leaf slots (node la,
+     * slot ja; node lb, slot jb) */
+    const ist_node *r = &t->nodes[t->tree.root];
+    int a = -1, b = -1;
+    for (int j = 0; j < 4; j++)
+        if (r->child[j] != IST_EMPTY && !(r->child[j] & IST_LEAF))
+            b = a >= 0 && b < 0 ? j : b, a = a < 0 ? j : a;
+    uint32_t la = UINT32_MAX, lb = UINT32_MAX;
+    int ja = 0, jb = 0;
+    for (uint32_t i = 0; i < t->node_count && lb == UINT32_MAX; i++)
+        for (int j = 0; j < 4 && lb == UINT32_MAX; j++)
+            if (t->nodes[i].child[j] != IST_EMPTY && (t->nodes[i].child[j] & IST_LEAF)) {
+                if (la == UINT32_MAX)
+                    la = i, ja = j;
+                else
+                    lb = i, jb = j;
+            }
+    CHECK(t->tree.root == 0 && a >= 0 && b >= 0 && lb != UINT32_MAX, "the root has two inner children and there are two leaves");
+    if (a < 0 || b < 0 || lb == UINT32_MAX)
+        goto out;
+    const size_t at_a = nodes_at + (size_t)a * 4, at_b = nodes_at + (size_t)b * 4; /* node 0's slots a and b */
+    const uint32_t child_a = r->child[a], leaf_a = t->nodes[la].child[ja];
+    const size_t leaf_b_at = nodes_at + sizeof(ist_node) * lb + 4 * (size_t)jb; /* leaf slot b's record fields */
+    struct {
+        const char *what;
+        size_t off;
+        uint32_t u;
+        float f;
+        int is_float;
+    } cases[] = {
+        {"negative record radius", at_a + offsetof(ist_node, cr), 0, -1.0f, 1},
+        {"record sphere too small for the leaves below", at_a + offsetof(ist_node, cr), 0, r->cr[a] * 0.5f, 1},
+        {"record sphere moved off its leaves", at_a + offsetof(ist_node, cx), 0, r->cx[a] + r->cr[a], 1},
+        {"negative root radius", root_r_at, 0, -1.0f, 1},
+        {"root sphere too small", root_r_at, 0, t->root[3] * 0.5f, 1},
+        {"root moved: the nodes before it below none", root_at, child_a, 0, 0},
+        {"subtree dropped", at_a + offsetof(ist_node, child), IST_EMPTY, 0, 0},
+        {"node below two parents", at_b + offsetof(ist_node, child), child_a, 0, 0},
+        {"leaf count off", at_a + offsetof(ist_node, cleaves), r->cleaves[a] + 1, 0, 0},
+        {"volume off", at_a + offsetof(ist_node, cvol), 0, r->cvol[a] * 2, 1},
+        {"header leaf count off", root_leaves_at, t->root_leaves - 1, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (cases[k].is_float)
+            write_patched(good, bad, cases[k].off, &cases[k].f, 4);
+        else
+            write_patched(good, bad, cases[k].off, &cases[k].u, 4);
+        prox_ist *u = NULL;
+        err[0] = 0;
+        int rc = prox_ist_load(bad, &u, err, sizeof err);
+        CHECK(rc == -1 && u == NULL && strstr(err, "inconsistent"), "%s refused: %s", cases[k].what, err);
+        prox_ist_free(u);
+    }
+    /* a sphere in two leaf slots (and the one of slot b in none): slot b
+     * holds leaf a with the sphere of leaf a's own slot, so that the check
+     * of a leaf slot's sphere alone takes it */
+    const ist_node *na = &t->nodes[la];
+    const float sa[4] = {na->cx[ja], na->cy[ja], na->cz[ja], na->cr[ja]};
+    write_patched(good, bad, leaf_b_at + offsetof(ist_node, child), &leaf_a, 4);
+    write_patched(bad, bad, leaf_b_at + offsetof(ist_node, cx), &sa[0], 4);
+    write_patched(bad, bad, leaf_b_at + offsetof(ist_node, cy), &sa[1], 4);
+    write_patched(bad, bad, leaf_b_at + offsetof(ist_node, cz), &sa[2], 4);
+    write_patched(bad, bad, leaf_b_at + offsetof(ist_node, cr), &sa[3], 4);
+    prox_ist *u = NULL;
+    CHECK(prox_ist_load(bad, &u, err, sizeof err) == -1 && u == NULL && strstr(err, "inconsistent"), "sphere in two leaf slots refused: %s",
+          err);
+    prox_ist_free(u);
+    /* the voxel size: not positive, or finer than any build's grid over
+     * this box (versions 1 to 3 cut the triangles into cells of half a
+     * voxel at load: see test_ist's test_tiny_voxel_size) */
+    const double vs[3] = {0.0, -t->voxel_size, 1e-4};
+    for (int k = 0; k < 3; k++) {
+        write_patched(good, bad, voxel_at, &vs[k], sizeof vs[k]);
+        u = NULL;
+        err[0] = 0;
+        int rc = prox_ist_load(bad, &u, err, sizeof err);
+        CHECK(rc == -1 && u == NULL && strstr(err, "voxel size"), "voxel size %g refused: %s", vs[k], err);
+        prox_ist_free(u);
+    }
+    /* the finest grid a build makes still loads */
+    double fine = cbrt(0.6 * 0.4 * 0.2 / 5e7);
+    write_patched(good, bad, voxel_at, &fine, sizeof fine);
+    u = NULL;
+    CHECK(prox_ist_load(bad, &u, err, sizeof err) == 0 && u, "voxel size %g loads: %s", fine, err);
+    prox_ist_free(u);
+out:
+    unlink(good);
+    unlink(bad);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
 /* bad meshes: clear messages */
 static void test_bad_meshes(void)
 {
@@ -368,6 +480,69 @@ static void test_bad_meshes(void)
               strstr(err, "4 boundary edges") && strstr(err, "watertight"),
           "open: %s", err);
     prox_mesh_free(b);
+    /* a closed box too large for the tree's floats (side 1e13: volume 1e39,
+     * past FLT_MAX; it used to build, with node volumes of inf), and one
+     * too far out (coordinates past 2^60) */
+    const prox_vec3 huge[2] = {prox_v3(5e12, 5e12, 5e12), prox_v3(1e19, 1, 1)};
+    for (int k = 0; k < 2; k++) {
+        b = prox_mesh_make_box(huge[k]);
+        t = NULL;
+        err[0] = 0;
+        CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "mesh too large"), "huge box %d: %s", k, err);
+        prox_ist_free(t);
+        prox_mesh_free(b);
+    }
+    /* a unit box at x = 1e7: floats there are 1 apart, coarser than its
+     * spheres (it used to build, with negative radii) */
+    b = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    for (uint32_t i = 0; i < b->vertex_count; i++)
+        b->vertices[i].x += 1e7;
+    prox_mesh_analyze(b);
+    t = NULL;
+    err[0] = 0;
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "too far from the origin"), "box at 1e7: %s", err);
+    prox_ist_free(t);
+    prox_mesh_free(b);
+    /* a rod of 1e10 x 1 x 1: 4 voxels across make 4e10 along it, past int
+     * (the count shown was garbage, the advice to ask for fewer voxels
+     * wrong); and a grid too fine by request */
+    b = prox_mesh_make_box(prox_v3(5e9, 0.5, 0.5));
+    t = NULL;
+    err[0] = 0;
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "too thin") && strstr(err, "1.44e+12 cells") &&
+              !strstr(err, "fewer voxels"),
+          "rod: %s", err);
+    prox_mesh_free(b);
+    b = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    prox_ist_def d = prox_ist_def_default();
+    d.voxels = 1000000000u;
+    d.progress = 0;
+    t = NULL;
+    err[0] = 0;
+    CHECK(prox_ist_build(b, &d, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "cells is too large") && strstr(err, "fewer voxels"),
+          "10^9 voxels: %s", err);
+    prox_mesh_free(b);
+}
+
+/* saving refuses what loading would: a volume of inf (a mesh too large
+ * for floats made one, before the build refused such meshes) */
+static void test_save_refuses(void)
+{
+    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
+    prox_ist *t = build(m, 50, 0);
+    if (!t) {
+        prox_mesh_free(m);
+        return;
+    }
+    char path[64], err[320];
+    snprintf(path, sizeof path, "/tmp/test_ist_build_%d_inf.ist", (int)getpid());
+    unlink(path);
+    t->nodes[0].cvol[0] = INFINITY;
+    CHECK(prox_ist_save(t, path, err, sizeof err) == -1 && strstr(err, "not written") && strstr(err, "not finite"), "inf volume: %s", err);
+    CHECK(access(path, F_OK) != 0, "nothing written");
+    unlink(path);
+    prox_ist_free(t);
+    prox_mesh_free(m);
 }
 
 int main(int argc, char **argv)
@@ -376,6 +551,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_greedy_replay);
     RUN_TEST(test_fine_torus);
     RUN_TEST(test_file_indices);
+    RUN_TEST(test_file_tree_shape);
     RUN_TEST(test_bad_meshes);
+    RUN_TEST(test_save_refuses);
     return check_summary(argv[0]);
 }
