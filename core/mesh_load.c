@@ -479,26 +479,12 @@ static long long drop_unused_vertices(prox_vec3 *v, size_t nv, uint32_t (*t)[3],
     return (long long)n;
 }
 
-int prox_mesh_check_header(const char *path, char *err, size_t errlen)
+/* The file at path, checked: it exists, is no folder, not empty, and an
+ * OFF or PLY header in it passes mesh_header_check (*off_text as there).
+ * 0, or -1 with err. */
+static int open_checked(const char *path, mesh_header *hdr, char **off_text, size_t *off_len, char *err, size_t errlen)
 {
-    struct stat st;
-    FILE *f = stat(path, &st) == 0 ? fopen(path, "rb") : NULL;
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    mesh_header hdr;
-    char *off_text;
-    size_t off_len = 0;
-    int rc = mesh_header_check(f, (long long)st.st_size, path, &hdr, &off_text, &off_len, err, errlen);
-    fclose(f);
-    free(off_text);
-    return rc;
-}
-
-int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
-{
-    *out = NULL;
+    *off_text = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -518,12 +504,28 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: file is empty", path);
         return -1;
     }
+    int rc = mesh_header_check(f, (long long)st.st_size, path, hdr, off_text, off_len, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+int prox_mesh_check_header(const char *path, char *err, size_t errlen)
+{
     mesh_header hdr;
     char *off_text;
     size_t off_len = 0;
-    int hrc = mesh_header_check(f, (long long)st.st_size, path, &hdr, &off_text, &off_len, err, errlen);
-    fclose(f);
-    if (hrc != 0)
+    int rc = open_checked(path, &hdr, &off_text, &off_len, err, errlen);
+    free(off_text);
+    return rc;
+}
+
+int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    mesh_header hdr;
+    char *off_text;
+    size_t off_len = 0;
+    if (open_checked(path, &hdr, &off_text, &off_len, err, errlen) != 0)
         return -1;
     /* Validation only: the face count is compared before triangulation. */
     const struct aiScene *sc = off_text ? aiImportFileFromMemory(off_text, (unsigned)off_len,

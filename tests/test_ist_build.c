@@ -258,18 +258,31 @@ static void write_patched(const char *src, const char *dst, size_t off, const vo
 }
 
 /* files with a valid checksum but bad contents are refused with the path */
+/* A box's tree (200 spheres) saved to good; bad is a second path for the
+ * tests' patched copies (tag keeps the tests' files apart). NULL (and *m
+ * freed) if the build failed. */
+static prox_ist *saved_box(prox_mesh **m, const char *tag, char good[64], char bad[64])
+{
+    *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
+    prox_ist *t = build(*m, 200, 0);
+    if (!t) {
+        prox_mesh_free(*m);
+        return NULL;
+    }
+    char err[320];
+    snprintf(good, 64, "/tmp/test_ist_build_%d%s.ist", (int)getpid(), tag);
+    snprintf(bad, 64, "/tmp/test_ist_build_%d%s_bad.ist", (int)getpid(), tag);
+    CHECK(prox_ist_save(t, good, err, sizeof err) == 0, "save: %s", err);
+    return t;
+}
+
 static void test_file_indices(void)
 {
-    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
-    prox_ist *t = build(m, 200, 0);
-    if (!t) {
-        prox_mesh_free(m);
-        return;
-    }
+    prox_mesh *m;
     char good[64], bad[64], err[256];
-    snprintf(good, sizeof good, "/tmp/test_ist_build_%d.ist", (int)getpid());
-    snprintf(bad, sizeof bad, "/tmp/test_ist_build_%d_bad.ist", (int)getpid());
-    CHECK(prox_ist_save(t, good, err, sizeof err) == 0, "save: %s", err);
+    prox_ist *t = saved_box(&m, "", good, bad);
+    if (!t)
+        return;
     prox_ist *u = NULL;
     CHECK(prox_ist_load(good, &u, err, sizeof err) == 0 && u, "load: %s", err);
     prox_ist_free(u);
@@ -353,16 +366,11 @@ static void test_file_indices(void)
  * loader checked these spheres for finiteness only and took every one.) */
 static void test_file_tree_shape(void)
 {
-    prox_mesh *m = prox_mesh_make_box(prox_v3(0.3, 0.2, 0.1));
-    prox_ist *t = build(m, 200, 0);
-    if (!t) {
-        prox_mesh_free(m);
-        return;
-    }
+    prox_mesh *m;
     char good[64], bad[64], err[320];
-    snprintf(good, sizeof good, "/tmp/test_ist_build_%d_s.ist", (int)getpid());
-    snprintf(bad, sizeof bad, "/tmp/test_ist_build_%d_sbad.ist", (int)getpid());
-    CHECK(prox_ist_save(t, good, err, sizeof err) == 0, "save: %s", err);
+    prox_ist *t = saved_box(&m, "_s", good, bad);
+    if (!t)
+        return;
     const size_t root_at = 8 + 6 * 4, root_leaves_at = 8 + 7 * 4, root_r_at = 8 + 8 * 4 + 12, voxel_at = 8 + 8 * 4 + 16 + 2 * 8;
     const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4;
     /* the root's inner children a and b, and two leaf slots (node la,
