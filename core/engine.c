@@ -222,6 +222,12 @@ void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, pro
                              uint32_t lb)
 {
     pair_priv *pp = &c->e->pp[p->index];
+    /* distances do not go below 0: a handler's overlap depth (a sphere
+     * inside a voxel) is an overlap, distance 0. Negative values made the
+     * first overlap found the answer with lower = upper, and two runs of
+     * the same query disagreed ("certified" -0.0074 and -0.0855) */
+    if (d < 0)
+        d = 0;
     if (!pp->have_best || d < pp->best) {
         pp->best = d;
         pp->la = la;
@@ -319,23 +325,47 @@ void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume
 
 /* ---- the query ---- */
 
+/* A pose the queries cannot take: not finite, a translation beyond
+ * PROX_MAX_TRANSLATION (squared distances would overflow), or a rotation
+ * that is not one (R^T R off the identity by more than 1e-6, or a
+ * reflection): the handlers invert poses by transposing, and R = 3 I or 0
+ * gave answers that contradicted each other (collide none, distance 0.79) */
 static int bad_xform(const prox_xform *x)
 {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             if (!isfinite(x->R.m[i][j]))
                 return 1;
-    return !prox_v3_isfinite(x->t);
+    if (!prox_v3_isfinite(x->t) || fabs(x->t.x) > PROX_MAX_TRANSLATION || fabs(x->t.y) > PROX_MAX_TRANSLATION ||
+        fabs(x->t.z) > PROX_MAX_TRANSLATION)
+        return 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double d = x->R.m[0][i] * x->R.m[0][j] + x->R.m[1][i] * x->R.m[1][j] + x->R.m[2][i] * x->R.m[2][j];
+            if (fabs(d - (i == j)) > 1e-6)
+                return 1;
+        }
+    const prox_mat3 *R = &x->R;
+    double det = R->m[0][0] * (R->m[1][1] * R->m[2][2] - R->m[1][2] * R->m[2][1]) -
+                 R->m[0][1] * (R->m[1][0] * R->m[2][2] - R->m[1][2] * R->m[2][0]) +
+                 R->m[0][2] * (R->m[1][0] * R->m[2][1] - R->m[1][1] * R->m[2][0]);
+    return !(det > 0);
 }
 
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                    prox_result *out)
 {
     uint64_t t0 = prox_now_ns();
+    if (!out)
+        return -1;
     memset(out, 0, sizeof *out);
     out->lower = 0;
     out->upper = INFINITY;
-    if (!e || !q || (!pairs && pair_count) || pair_count > (e ? e->max_pairs : 0) || q->kind >= PROX_QUERY_KIND_COUNT) {
+    /* rel_err in [0, 1) and a finite tolerance >= 0: a NaN rel_err made NaN
+     * bounds, 1 or more pruned every pair (an "exact" answer of inf), a NaN
+     * tolerance pruned nothing */
+    if (!e || !q || (!pairs && pair_count) || pair_count > (e ? e->max_pairs : 0) || q->kind >= PROX_QUERY_KIND_COUNT ||
+        !(q->rel_err >= 0 && q->rel_err < 1) || !(q->tolerance >= 0 && q->tolerance < INFINITY)) {
         out->flags |= PROX_RESULT_BAD_INPUT;
         return -1;
     }
@@ -567,6 +597,14 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
 int prox_query_combined(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                         prox_result *out)
 {
+    if (!q) {
+        if (out) {
+            memset(out, 0, sizeof *out);
+            out->upper = INFINITY;
+            out->flags = PROX_RESULT_BAD_INPUT;
+        }
+        return -1;
+    }
     prox_query d = *q;
     d.kind = PROX_QUERY_DISTANCE;
     d.stop_on_overlap = 1;

@@ -136,6 +136,9 @@ typedef struct prox_result {
 } prox_result;
 
 /* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
+/* the largest translation component a pose may have (see prox_query_run) */
+#define PROX_MAX_TRANSLATION 1e100
+
 typedef struct prox_object_pair {
     const prox_tree *a, *b;
     prox_xform pose_a, pose_b;
@@ -224,7 +227,13 @@ prox_engine *prox_engine_create(const prox_engine_def *def, const prox_bank *ban
 void prox_engine_destroy(prox_engine *e);
 
 /* Run one query over a forest of object pairs with one duplex priority
- * queue. Returns 0, or -1 on bad arguments (result flags say why). RT safe. */
+ * queue. Returns 0, or -1 on bad arguments (result flags say why; out NULL:
+ * -1 alone): no engine or query, pairs missing, more than max_pairs, an
+ * unknown kind, rel_err outside [0, 1), a tolerance not finite or below 0,
+ * a tree missing, or a pose that is not finite, translates beyond
+ * PROX_MAX_TRANSLATION or does not rotate (R^T R off the identity by more
+ * than 1e-6, or det R <= 0). Distances are never negative: overlapping
+ * objects are at distance 0 (PROX_RESULT_OVERLAP). RT safe. */
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                    prox_result *out);
 

@@ -239,7 +239,7 @@ static double separating_axis(const prox_vec3 P[3], const prox_vec3 Q[3], prox_v
 static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double below, prox_vec3 *p_on_P, prox_vec3 *q_on_Q,
                               prox_vec3 *axis, int *exact)
 {
-    double best = DBL_MAX;
+    double best = INFINITY; /* (DBL_MAX: squared distances past it overflowed and sqrt(DBL_MAX) came back as exact) */
     prox_vec3 bp = P[0], bq = Q[0], c1, c2;
     /* edges and their squared lengths, once */
     prox_vec3 eP[3], eQ[3];

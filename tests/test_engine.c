@@ -589,6 +589,37 @@ static void test_bad_input(void)
     op.b = &TB[0].tree;
     q.kind = 99;
     CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad kind");
+    /* a query or result missing (the combined query read *q first: SEGV) */
+    q = prox_query_default(PROX_QUERY_DISTANCE);
+    CHECK(prox_query_combined(eng, NULL, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "NULL query (combined)");
+    CHECK(prox_query_run(eng, &q, &op, 1, NULL) == -1, "NULL result");
+    /* rel_err outside [0, 1), a tolerance not finite (NaN bounds, every
+     * pair pruned, or none) */
+    const double bad_rel[] = {NAN, 1.0, 2.0, -0.1};
+    for (int i = 0; i < 4; i++) {
+        q.rel_err = bad_rel[i];
+        CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "rel_err %g", bad_rel[i]);
+    }
+    q = prox_query_default(PROX_QUERY_TOLERANCE);
+    q.tolerance = NAN;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "NaN tolerance");
+    /* poses that do not rotate (3 I, 0, a reflection) or translate beyond
+     * PROX_MAX_TRANSLATION (squared distances overflowed: x = 1e300 came
+     * back as an "exact" 1.34e154) */
+    q = prox_query_default(PROX_QUERY_DISTANCE);
+    prox_xform bad[4];
+    for (int i = 0; i < 4; i++)
+        bad[i] = prox_xform_identity();
+    for (int k = 0; k < 3; k++)
+        bad[0].R.m[k][k] = 3.0, bad[1].R.m[k][k] = 0.0;
+    bad[2].R.m[2][2] = -1;
+    bad[3].t.x = 1e300;
+    for (int i = 0; i < 4; i++) {
+        op.pose_b = bad[i];
+        CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad pose %d", i);
+    }
+    op.pose_b = prox_xform_from_pose(prox_v3(0, 0, 0), prox_quat_normalize((prox_quat){1, 2, 3, 4}));
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0, "a rotation from a quaternion passes");
 }
 
 static void sort_doubles(double *v, int n)

@@ -570,6 +570,17 @@ static void test_penvol_vs_brute(void)
         CHECK(fabs(rs.value - r.value) <= 1e-5 * r.value + 1e-12, "swapped %g vs %g", rs.value, r.value);
     }
     CHECK(differ >= 20, "the concentric model differs by more than 0.1%% at only %d of 25 poses", differ);
+    /* the upper bound holds without a tolerance: a tree against itself at
+     * the identity overlaps by exactly its volume, which the float-stored
+     * node volumes had put 5.5e-8 (relative) above the root pair's bound */
+    {
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(A), prox_xform_identity(), prox_query_default(PROX_QUERY_PENVOL), NULL);
+        prox_query bq = prox_query_default(PROX_QUERY_PENVOL);
+        bq.deadline_ns = prox_now_ns();
+        prox_result rb = run(prox_ist_tree(A), prox_ist_tree(A), prox_xform_identity(), bq, NULL);
+        CHECK(r.complete && rb.upper >= r.value && rb.lower <= r.value, "self at identity: [%.12g, %.12g] brackets %.12g", rb.lower,
+              rb.upper, r.value);
+    }
     prox_ist_free(A);
     prox_ist_free(B);
     prox_mesh_free(ma);
