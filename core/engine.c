@@ -326,10 +326,10 @@ void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume
 /* ---- the query ---- */
 
 /* A pose the queries cannot take: not finite, a translation beyond
- * PROX_MAX_TRANSLATION (squared distances would overflow), or a rotation
- * that is not one (R^T R off the identity by more than 1e-6, or a
- * reflection): the handlers invert poses by transposing, and R = 3 I or 0
- * gave answers that contradicted each other (collide none, distance 0.79) */
+ * PROX_MAX_TRANSLATION (squared distances would overflow), or a matrix that
+ * is no rotation (prox_m3_is_rotation): the handlers invert poses by
+ * transposing, and R = 3 I or 0 gave answers that contradicted each other
+ * (collide none, distance 0.79) */
 static int bad_xform(const prox_xform *x)
 {
     for (int i = 0; i < 3; i++)
@@ -339,17 +339,7 @@ static int bad_xform(const prox_xform *x)
     if (!prox_v3_isfinite(x->t) || fabs(x->t.x) > PROX_MAX_TRANSLATION || fabs(x->t.y) > PROX_MAX_TRANSLATION ||
         fabs(x->t.z) > PROX_MAX_TRANSLATION)
         return 1;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double d = x->R.m[0][i] * x->R.m[0][j] + x->R.m[1][i] * x->R.m[1][j] + x->R.m[2][i] * x->R.m[2][j];
-            if (fabs(d - (i == j)) > 1e-6)
-                return 1;
-        }
-    const prox_mat3 *R = &x->R;
-    double det = R->m[0][0] * (R->m[1][1] * R->m[2][2] - R->m[1][2] * R->m[2][1]) -
-                 R->m[0][1] * (R->m[1][0] * R->m[2][2] - R->m[1][2] * R->m[2][0]) +
-                 R->m[0][2] * (R->m[1][0] * R->m[2][1] - R->m[1][1] * R->m[2][0]);
-    return !(det > 0);
+    return !prox_m3_is_rotation(&x->R);
 }
 
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,

@@ -87,6 +87,8 @@ static double det3(const prox_mat3 *R)
     return prox_v3_dot(prox_v3(m[0][0], m[0][1], m[0][2]), prox_v3_cross(prox_v3(m[1][0], m[1][1], m[1][2]), prox_v3(m[2][0], m[2][1], m[2][2])));
 }
 
+int prox_m3_is_rotation(const prox_mat3 *R) { return orth_defect(R) < 1e-6 && det3(R) > 0; }
+
 /* The sphere's centre moves by |(R1 - R0) c + t1 - t0| and every point by
  * at most that plus ||R1 - R0|| r (spectral norm). For two rotations ||R1 - R0|| is
  * ||R1 - R0||_F / sqrt 2 exactly (R1 - R0 = R0 (Q - I), Q a rotation by some

@@ -37,6 +37,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "ply_types.h"
 #include "prox_mesh.h"
 
 /* The most of a file read to tell OFF and PLY from other formats, and to
@@ -187,16 +188,8 @@ bad:
 /* Bytes of a PLY scalar type; 0 if unknown. */
 static unsigned ply_type_size(const char *t, size_t len)
 {
-    static const struct {
-        const char *name;
-        unsigned size;
-    } types[] = {{"char", 1},   {"uchar", 1},   {"int8", 1},  {"uint8", 1},  {"short", 2},   {"ushort", 2},
-                 {"int16", 2},  {"uint16", 2},  {"int", 4},   {"uint", 4},   {"int32", 4},   {"uint32", 4},
-                 {"float", 4},  {"float32", 4}, {"double", 8}, {"float64", 8}};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strlen(types[i].name) == len && memcmp(types[i].name, t, len) == 0)
-            return types[i].size;
-    return 0;
+    int size, kind;
+    return ply_scalar_type(t, len, &size, &kind) == 0 ? (unsigned)size : 0;
 }
 
 static int token_is(const char *t, size_t len, const char *word)

@@ -231,8 +231,8 @@ void prox_engine_destroy(prox_engine *e);
  * -1 alone): no engine or query, pairs missing, more than max_pairs, an
  * unknown kind, rel_err outside [0, 1), a tolerance not finite or below 0,
  * a tree missing, or a pose that is not finite, translates beyond
- * PROX_MAX_TRANSLATION or does not rotate (R^T R off the identity by more
- * than 1e-6, or det R <= 0). Distances are never negative: overlapping
+ * PROX_MAX_TRANSLATION or does not rotate (prox_m3_is_rotation: R^T R off
+ * the identity by 1e-6 or more, Frobenius, or det R <= 0). Distances are never negative: overlapping
  * objects are at distance 0 (PROX_RESULT_OVERLAP). RT safe. */
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                    prox_result *out);

@@ -257,6 +257,9 @@ void prox_sym3_eigen(const prox_mat3 *A, double evals[3], prox_mat3 *evecs);
  * malformed line (wrong count, non-number, non-finite, zero quaternion).
  * The quaternion is normalized. Defined in core/math.c. */
 int prox_parse_pose(const char *line, prox_xform *out);
+/* R is a rotation up to rounding: ||R^T R - I|| (Frobenius) below 1e-6 and
+ * det R > 0 */
+int prox_m3_is_rotation(const prox_mat3 *R);
 /* One line of a text file into buf (size bytes, newline kept): 1, 0 at
  * the end of the file, or -1 for a line that does not fit (the rest of it
  * is skipped, so a caller that goes on stays in step with the line

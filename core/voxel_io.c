@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ply_types.h"
 #include "prox_mesh.h"
 #include "voxel_internal.h"
 
@@ -76,29 +77,12 @@ typedef struct ply_prop {
     int axis;       /* 0..2 for x, y, z, else -1 */
 } ply_prop;
 
-static int ply_type(const char *t, int *size, int *type)
-{
-    static const struct {
-        const char *n;
-        int size, type;
-    } T[] = {{"char", 1, 0},   {"int8", 1, 0},    {"uchar", 1, 1},  {"uint8", 1, 1},   {"short", 2, 0},
-             {"int16", 2, 0},  {"ushort", 2, 1},  {"uint16", 2, 1}, {"int", 4, 0},     {"int32", 4, 0},
-             {"uint", 4, 1},   {"uint32", 4, 1},  {"float", 4, 2},  {"float32", 4, 2}, {"double", 8, 2},
-             {"float64", 8, 2}};
-    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
-        if (!strcmp(t, T[i].n)) {
-            *size = T[i].size, *type = T[i].type;
-            return 0;
-        }
-    return -1;
-}
-
 static double ply_binary_value(const unsigned char *b, const ply_prop *p, int big)
 {
     unsigned char v[8];
     for (int i = 0; i < p->size; i++)
         v[i] = big ? b[p->size - 1 - i] : b[i];
-    if (p->type == 2) {
+    if (p->type == PLY_FLOAT) {
         if (p->size == 4) {
             float f;
             memcpy(&f, v, 4);
@@ -111,7 +95,7 @@ static double ply_binary_value(const unsigned char *b, const ply_prop *p, int bi
     uint64_t u = 0;
     for (int i = p->size - 1; i >= 0; i--)
         u = u << 8 | v[i];
-    if (p->type == 0 && p->size < 8 && (u >> (8 * p->size - 1)) & 1)
+    if (p->type == PLY_SIGNED && p->size < 8 && (u >> (8 * p->size - 1)) & 1)
         return (double)(int64_t)(u - (1ull << (8 * p->size)));
     return (double)u;
 }
@@ -176,7 +160,7 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
                 snprintf(err, errlen, "%s:%d: list properties on vertices are not supported", path, lineno);
                 goto fail;
             }
-            if (np == 64 || ply_type(b, &props[np].size, &props[np].type) != 0) {
+            if (np == 64 || ply_scalar_type(b, strlen(b), &props[np].size, &props[np].type) != 0) {
                 snprintf(err, errlen, "%s:%d: unsupported vertex property type '%s'", path, lineno, b);
                 goto fail;
             }

@@ -9,9 +9,8 @@
  * Before liblo sees a datagram, osc_packet_check walks it: addresses must be
  * exact (liblo would expand a pattern such as `/[rt]*` to every method it
  * matches, and run each), and bundles must be due now (liblo queues a
- * future time tag until
- * its own receive loop, which this server never runs: such bundles would
- * pile up unanswered). The elements of a bundle are dispatched one by one,
+ * future time tag until its own receive loop, which this server never
+ * runs: such bundles would pile up unanswered). The elements of a bundle are dispatched one by one,
  * each answered on its own: a bad element changes nothing itself but does
  * not undo the elements before it.
  */
@@ -813,8 +812,8 @@ int rt_osc_set_record_dir(rt_osc *o, const char *dir, char *err, size_t errlen)
         return 0;
     }
     struct stat st;
-    if (strlen(dir) >= sizeof o->record_dir - 140) {
-        snprintf(err, errlen, "record folder: path too long");
+    if (strlen(dir) >= sizeof o->record_dir) { /* (h_record_start's full[] holds it, a '/' and a name) */
+        snprintf(err, errlen, "record folder: path longer than %zu characters", sizeof o->record_dir - 1);
         return -1;
     }
     if (stat(dir, &st) != 0) {

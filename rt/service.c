@@ -653,16 +653,16 @@ static void *wd_main(void *arg)
     uint64_t last = atomic_load_explicit(&s->heartbeat, memory_order_acquire);
     uint64_t last_change = now_ns();
     int fired = 0;
+    double wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-        const double wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6;
         sleep_ms(wd_ms / 4 > 1 ? wd_ms / 4 : 1);
+        wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6; /* /limits may change it */
         uint64_t hb = atomic_load_explicit(&s->heartbeat, memory_order_acquire), now = now_ns();
         if (hb != last) {
             last = hb;
             last_change = now;
             fired = 0;
-        } else if (!fired && (double)(now - last_change) * 1e-6 >
-                                 (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6) {
+        } else if (!fired && (double)(now - last_change) * 1e-6 > wd_ms) {
             dev_command zero = {{0, 0, 0}, {0, 0, 0}, 0};
             dev_write(s->dev, &zero);
             atomic_fetch_add(&s->watchdog_fired, 1);
