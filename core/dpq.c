@@ -43,6 +43,8 @@ int prox_dpq_init(prox_dpq *q, uint32_t capacity)
     q->heap = malloc(sizeof(prox_item) * (capacity ? capacity : 1));
     q->capacity = capacity;
     q->stack_n = q->heap_n = 0;
+    q->depth_first = 0;
+    q->stack_min = INFINITY;
     q->heap_ops = 0;
     if (!q->stack || !q->heap) {
         prox_dpq_free(q);
@@ -80,19 +82,24 @@ int prox_dpq_heap_pop(prox_dpq *q, prox_item *out)
     return 0;
 }
 
-double prox_dpq_peek_key(const prox_dpq *q)
+double prox_dpq_min_key(const prox_dpq *q)
 {
-    if (q->stack_n)
+    if (q->depth_first)
+        return q->stack_n ? q->stack_min : INFINITY; /* the heap is unused */
+    if (prox_dpq_stack_first(q))
         return q->stack[q->stack_n - 1].key;
     return q->heap_n ? q->heap[0].key : INFINITY;
 }
 
-double prox_dpq_min_key(const prox_dpq *q)
+void prox_dpq_stack_reverse(prox_dpq *q, uint32_t from)
 {
-    double m = q->heap_n ? q->heap[0].key : INFINITY;
-    if (q->stack_n && q->stack_min < m)
-        m = q->stack_min;
-    return m;
+    if (!q->depth_first)
+        return; /* the stack's order is the priority's */
+    for (uint32_t i = from, j = q->stack_n; i + 1 < j; i++, j--) {
+        prox_item t = q->stack[i];
+        q->stack[i] = q->stack[j - 1];
+        q->stack[j - 1] = t;
+    }
 }
 
 int prox_heap_init(prox_heap *h, uint32_t capacity)

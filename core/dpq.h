@@ -1,11 +1,22 @@
 /* dpq.h - duplex priority queue (Thoren 2018, section 3.7, Algorithm 11).
  *
- * Private to the engine. A stack takes every item no worse than the best
- * item in the heap; the heap takes the rest; pop takes the stack first.
- * Because the heap only ever receives items worse than its minimum, its
- * minimum never decreases while the stack is non-empty, so a popped stack
- * item is never worse than any heap item: the search stays best-first
- * across the heap while depth-first runs cost no heap operations.
+ * Private to the engine. A priority queue (smallest key first) made of a
+ * stack and a binary heap. An item goes on the stack when it is no worse
+ * than the stack's top (or, with the stack empty, better than the heap's
+ * best); otherwise into the heap. So the stack's keys never increase from
+ * bottom to top and its top is its minimum; pop takes the better of the two
+ * tops. Every pop returns a smallest key held (ties: the latest pushed
+ * first), and a descent whose best child is no better than its parent runs
+ * on the stack at O(1) a push and a pop.
+ *
+ * Depth-first order (prox_dpq_set_depth_first) uses the stack alone: last
+ * pushed, first popped. The queries whose answer does not depend on the
+ * order run faster that way (see PROX_ORDER_DEPTH_FIRST in prox_engine.h).
+ *
+ * (Revisions before this one pushed onto the stack whenever the item was no
+ * worse than the heap's best, without comparing it with the stack's top:
+ * the heap, empty at the start, stayed empty, so every query ran depth
+ * first, and no priority, Algorithm 3's included, took effect.)
  * Fixed capacity, no allocation after init. RT safe.
  */
 #ifndef PROX_DPQ_H
@@ -24,9 +35,11 @@ _Static_assert(sizeof(prox_item) == 32, "prox_item is a hot 32-byte record");
 typedef struct prox_dpq {
     prox_item *stack, *heap; /* each `capacity` items (the total is bounded by capacity) */
     uint32_t stack_n, heap_n, capacity;
-    /* a lower bound on the stack's keys: the smallest pushed since the stack
-     * was last empty (pops leave it stale, hence conservative), so the
-     * queue's smallest key is known in O(1) at a deadline */
+    uint32_t depth_first; /* 1: the stack alone, last in first out */
+    /* depth first: a lower bound on the stack's keys, the smallest pushed
+     * since the stack was last empty (pops leave it stale, hence
+     * conservative), so the smallest key held is known in O(1) at a
+     * deadline */
     double stack_min;
     uint64_t heap_ops; /* sift steps, for counters */
 } prox_dpq;
@@ -34,38 +47,48 @@ typedef struct prox_dpq {
 int prox_dpq_init(prox_dpq *q, uint32_t capacity); /* allocates; non-RT */
 void prox_dpq_free(prox_dpq *q);
 static inline void prox_dpq_clear(prox_dpq *q) { q->stack_n = q->heap_n = 0; }
+/* the order of the pops until the next call: 1 depth first, 0 smallest key
+ * first; only while the queue is empty */
+static inline void prox_dpq_set_depth_first(prox_dpq *q, int on) { q->depth_first = on != 0; }
 static inline uint32_t prox_dpq_size(const prox_dpq *q) { return q->stack_n + q->heap_n; }
 /* the heap halves of push and pop (dpq.c) */
 void prox_dpq_heap_insert(prox_dpq *q, const prox_item *it);
 int prox_dpq_heap_pop(prox_dpq *q, prox_item *out);
+/* depth first: reverse the stack's items from position `from` to the top
+ * (items pushed in the order they should be taken come off first) */
+void prox_dpq_stack_reverse(prox_dpq *q, uint32_t from);
+/* whether the next pop comes from the stack */
+static inline int prox_dpq_stack_first(const prox_dpq *q)
+{
+    return q->stack_n && (q->depth_first || q->heap_n == 0 || q->stack[q->stack_n - 1].key <= q->heap[0].key);
+}
 /* 0, or -1 when full. Inline: the stack half is a few instructions and a
  * distance query pushes and pops about once per node test. */
 static inline int prox_dpq_push(prox_dpq *q, const prox_item *it)
 {
     if (q->stack_n + q->heap_n >= q->capacity)
         return -1;
-    if (q->heap_n == 0 || it->key <= q->heap[0].key) {
+    if (q->depth_first) {
         if (q->stack_n == 0 || it->key < q->stack_min)
             q->stack_min = it->key;
         q->stack[q->stack_n++] = *it;
-    } else
+    } else if (q->stack_n ? it->key <= q->stack[q->stack_n - 1].key : (q->heap_n == 0 || it->key < q->heap[0].key))
+        q->stack[q->stack_n++] = *it;
+    else
         prox_dpq_heap_insert(q, it);
     return 0;
 }
 /* 0, or -1 when empty */
 static inline int prox_dpq_pop(prox_dpq *q, prox_item *out)
 {
-    if (q->stack_n) {
+    if (prox_dpq_stack_first(q)) {
         *out = q->stack[--q->stack_n];
         return 0;
     }
     return prox_dpq_heap_pop(q, out);
 }
-/* The key the next pop returns at most... exactly: the next item's key. */
-double prox_dpq_peek_key(const prox_dpq *q);
-/* A lower bound on the smallest key held, O(1): exact for the heap part,
- * conservative for the stack (Thoren's invariant puts every stack item at or
- * below the heap's minimum). For certified bounds at the end. */
+/* The smallest key held (the next pop's), O(1); depth first, a lower bound
+ * on it; INFINITY when empty. For certified bounds at the end. */
 double prox_dpq_min_key(const prox_dpq *q);
 
 /* A plain binary min-heap with the same interface, the reference the tests

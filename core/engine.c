@@ -1,7 +1,8 @@
 /* engine.c - the generic descent over a forest of object pairs.
  *
  * One duplex priority queue holds node pairs of every object pair (Thoren's
- * forest search): a single bound prunes the whole forest. All geometry
+ * forest search): a single bound prunes the whole forest. It is taken best
+ * first or depth first (prox_query.order; dpq.h). All geometry
  * knowledge lives in the bank's handlers (Himmelstein et al.); the engine
  * dispatches once per node-pair expansion. No allocation after create.
  */
@@ -355,7 +356,7 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
      * bounds, 1 or more pruned every pair (an "exact" answer of inf), a NaN
      * tolerance pruned nothing */
     if (!e || !q || (!pairs && pair_count) || pair_count > (e ? e->max_pairs : 0) || q->kind >= PROX_QUERY_KIND_COUNT ||
-        !(q->rel_err >= 0 && q->rel_err < 1) || !(q->tolerance >= 0 && q->tolerance < INFINITY)) {
+        !(q->rel_err >= 0 && q->rel_err < 1) || !(q->tolerance >= 0 && q->tolerance < INFINITY) || q->order > PROX_ORDER_DEPTH_FIRST) {
         out->flags |= PROX_RESULT_BAD_INPUT;
         return -1;
     }
@@ -375,6 +376,9 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     c->dropped_min_key = INFINITY;
     c->unsettled_min = INFINITY;
     prox_dpq_clear(&e->q);
+    const int depth_first = q->order == PROX_ORDER_DEPTH_FIRST ||
+                            (q->order == PROX_ORDER_AUTO && !(q->kind == PROX_QUERY_PENVOL && q->deadline_ns));
+    prox_dpq_set_depth_first(&e->q, depth_first);
 
     /* set up pairs: pick handlers, swap where only (B, A) is registered */
     for (uint32_t i = 0; i < pair_count; i++) {
@@ -425,6 +429,9 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
             e->root_key[m] = e->root_key[m - 1], ord[m] = ord[m - 1], m--;
         e->root_key[m] = k, ord[m] = i;
     }
+    /* depth first, what the roots pushed is taken in reverse: turned
+     * around, the nearest pair's comes off first */
+    const uint32_t roots_from = e->q.stack_n;
     for (uint32_t o = 0; o < pair_count && !c->done; o++) {
         const uint32_t i = ord[o];
         const prox_handler *h = e->pp[i].h;
@@ -437,6 +444,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         else
             prox_ctx_push(c, &e->ps[i], e->ps[i].a->root, e->ps[i].b->root, 0.0);
     }
+    if (q->deadline_ns)
+        prox_dpq_stack_reverse(&e->q, roots_from);
 
     uint32_t check_every = q->check_every ? q->check_every : PROX_DEFAULT_CHECK_EVERY;
     /* the first pass reads the clock: a query started past its deadline

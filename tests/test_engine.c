@@ -141,6 +141,23 @@ static double lens(double ra, double rb, double d)
     return M_PI * s * s * (d * d + 2 * d * (ra + rb) - 3 * (ra - rb) * (ra - rb)) / (12 * d);
 }
 
+/* the pairs the toy handler pushed and the engine has not expanded yet,
+ * with their keys (test_order) */
+#define REC_MAX 16384
+static struct {
+    int on;
+    uint32_t n;
+    uint32_t na[REC_MAX], nb[REC_MAX];
+    double key[REC_MAX];
+    long expansions, out_of_order, first_pair;
+} rec;
+
+static void rec_push(uint32_t na, uint32_t nb, double key)
+{
+    if (rec.on && rec.n < REC_MAX)
+        rec.na[rec.n] = na, rec.nb[rec.n] = nb, rec.key[rec.n] = key, rec.n++;
+}
+
 static void toy_expand_impl(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double add)
 {
     const toy *A = p->a->impl, *B = p->b->impl;
@@ -178,8 +195,10 @@ static void toy_expand_impl(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
             double vm = A->vmax[ca_n] < B->vmax[cb_n] ? A->vmax[ca_n] : B->vmax[cb_n];
             double ub = (double)A->count[ca_n] * B->count[cb_n] * vm;
             prox_ctx_push_vol(c, p, ca_n, cb_n, -ub, 0.5 * ub, ub);
+            rec_push(ca_n, cb_n, -ub);
         } else {
             prox_ctx_push(c, p, ca_n, cb_n, key + add);
+            rec_push(ca_n, cb_n, key + add);
         }
     }
 }
@@ -572,6 +591,101 @@ static void test_cache_seeding(void)
           (unsigned long long)without);
 }
 
+/* An expansion in smallest-key order: no pair still waiting has a smaller
+ * key than the one expanded (pairs the engine drops unexpanded, pruned,
+ * have keys no better than the best so far, so never below a later
+ * expansion's). */
+static void rec_expand(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
+{
+    if (rec.expansions++ == 0)
+        rec.first_pair = p->index;
+    for (uint32_t k = 0; k < rec.n; k++)
+        if (rec.na[k] == na && rec.nb[k] == nb) {
+            double key = rec.key[k];
+            rec.n--;
+            rec.na[k] = rec.na[rec.n], rec.nb[k] = rec.nb[rec.n], rec.key[k] = rec.key[rec.n];
+            for (uint32_t m = 0; m < rec.n; m++)
+                if (rec.key[m] < key - 1e-12) {
+                    rec.out_of_order++;
+                    break;
+                }
+            break;
+        }
+    toy_expand(c, p, na, nb);
+}
+
+/* The traversal order (prox_query.order): best first expands in key order,
+ * for distance and for penetration volume (Algorithm 3's priority), depth
+ * first does not; AUTO is best first for penetration volume under a
+ * deadline only; the exact answers agree; a depth-first forest under a
+ * deadline starts with its first root pair (the roots' pushes are turned
+ * around). Fails on the queue of earlier revisions, which ran every query
+ * depth first. */
+static void test_order(void)
+{
+    prox_handler h;
+    memset(&h, 0, sizeof h);
+    h.name = "toy, recorded";
+    h.expand = rec_expand;
+    for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++)
+        prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, k, &h);
+    unsigned long long s = 31;
+    long out_of_order[2][3] = {{0}}, expansions[2][3] = {{0}};
+    for (int it = 0; it < 40; it++) {
+        const toy *A = &TA[it % 3], *B = &TB[(it / 3) % 3];
+        prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 0.2, 2.5));
+        prox_object_pair op = {&A->tree, &B->tree, pa, pb, NULL};
+        for (int kind = 0; kind < 2; kind++) {
+            double value[3];
+            for (int order = 0; order < 3; order++) {
+                prox_query q = prox_query_default(kind ? PROX_QUERY_PENVOL : PROX_QUERY_DISTANCE);
+                q.order = (uint32_t)order;
+                if (kind)
+                    q.deadline_ns = prox_now_ns() + 10000000000ull; /* ten seconds: never reached */
+                memset(&rec, 0, sizeof rec);
+                rec.on = 1;
+                rec_push(A->tree.root, B->tree.root, 0.0);
+                prox_result r;
+                CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0 && r.complete, "run");
+                rec.on = 0;
+                value[order] = r.value;
+                out_of_order[kind][order] += rec.out_of_order;
+                expansions[kind][order] += rec.expansions;
+            }
+            CHECK(fabs(value[1] - value[2]) <= rel_tol(value[1]) && fabs(value[0] - value[1]) <= rel_tol(value[1]),
+                  "kind %d: the orders agree (%.17g %.17g %.17g)", kind, value[0], value[1], value[2]);
+        }
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        CHECK(expansions[kind][1] > 400 && out_of_order[kind][1] == 0, "kind %d best first: %ld of %ld expansions out of key order",
+              kind, out_of_order[kind][1], expansions[kind][1]);
+        CHECK(out_of_order[kind][2] > 20, "kind %d depth first: %ld of %ld expansions out of key order", kind,
+              out_of_order[kind][2], expansions[kind][2]);
+    }
+    CHECK(out_of_order[0][0] > 20, "auto, distance: depth first (%ld out of order)", out_of_order[0][0]);
+    CHECK(out_of_order[1][0] == 0, "auto, penetration volume with a deadline: best first (%ld out of order)", out_of_order[1][0]);
+
+    /* a forest of three pairs under a deadline: the roots are visited in
+     * pair order (no root bounds here), and depth first the first pair's
+     * is expanded first */
+    prox_object_pair ops[3];
+    for (int i = 0; i < 3; i++)
+        ops[i] = (prox_object_pair){&TA[i].tree, &TB[i].tree, prox_xform_identity(), random_pose(&s, 1.0), NULL};
+    prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+    q.order = PROX_ORDER_DEPTH_FIRST;
+    q.deadline_ns = prox_now_ns() + 10000000000ull;
+    memset(&rec, 0, sizeof rec);
+    prox_result r;
+    CHECK(prox_query_run(eng, &q, ops, 3, &r) == 0 && r.complete, "forest run");
+    CHECK(rec.first_pair == 0, "depth first under a deadline starts with pair 0, not %ld", rec.first_pair);
+
+    q.order = 3;
+    CHECK(prox_query_run(eng, &q, ops, 3, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "unknown order refused");
+    h = toy_handler();
+    for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++)
+        prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, k, &h);
+}
+
 static void test_bad_input(void)
 {
     prox_xform pa = prox_xform_identity(), pb = prox_xform_identity();
@@ -723,6 +837,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_bank_replace);
     RUN_TEST(test_swap);
     RUN_TEST(test_cache_seeding);
+    RUN_TEST(test_order);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_combined_and_overshoot);
     RUN_TEST(test_no_allocation);
