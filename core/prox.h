@@ -11,5 +11,6 @@
 #include "prox_bvh.h"
 #include "prox_ist.h"
 #include "prox_voxel.h"
+#include "prox_boxes.h"
 
 #endif

@@ -9,7 +9,10 @@
  * machine and use the pair to tell scheduling noise from late stopping).
  * --stats prints, before the timing line, the engine's counters per query
  * (mean and max over the poses): expansions, node tests, leaf tests, queue
- * pushes. */
+ * pushes; with --boxes also how many colliding poses the inner boxes
+ * decided (the paper's I_CI) and how many an exact test of two leaf pieces
+ * (I_CP).
+ * --boxes (collide) builds inner/outer box hierarchies from convex meshes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +21,12 @@
 
 #include "cli.h"
 #include "geom.h"
+#include "prox_boxes.h"
 
 typedef struct query_args {
     const char *a, *b, *poses;
     const char *times; /* --times FILE, or NULL */
-    int coherent, normalize, ist, stats;
+    int coherent, normalize, ist, stats, boxes;
     double budget_us, rel_err;
     int spheres;
 } query_args;
@@ -42,6 +46,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->ist = 1;
         else if (!strcmp(s, "--stats"))
             qa->stats = 1;
+        else if (!strcmp(s, "--boxes"))
+            qa->boxes = 1;
         else if (!strcmp(s, "--times") && i + 1 < argc)
             qa->times = argv[++i];
         else if (!strcmp(s, "--times")) {
@@ -183,7 +189,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     if (read_poses(qa.poses, &poses, &n))
         return 1;
     char err[512];
-    cli_geom_opts go = {qa.normalize, qa.ist || kind == PROX_QUERY_PENVOL, qa.spheres};
+    cli_geom_opts go = {qa.normalize, qa.ist || kind == PROX_QUERY_PENVOL, qa.spheres, qa.boxes};
     cli_geom A, B;
     if (cli_geom_load(qa.a, &go, &A, err, sizeof err)) {
         fprintf(stderr, "prox: %s\n", err);
@@ -223,7 +229,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         }
     }
     int status = 0;
-    uint64_t sum[4] = {0, 0, 0, 0}, mx[4] = {0, 0, 0, 0};
+    uint64_t sum[4] = {0, 0, 0, 0}, mx[4] = {0, 0, 0, 0}, hits[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
         prox_query q = prox_query_default(kind);
         q.rel_err = qa.rel_err;
@@ -247,6 +253,8 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
             break;
         }
         printf("%.17g %.17g %.17g %d\n", r.value, r.lower, r.upper, r.complete);
+        if (qa.boxes && (r.flags & PROX_RESULT_OVERLAP))
+            hits[(r.leaf_a & PROX_BOXES_INNER) ? 0 : 1]++;
         const uint64_t cnt[4] = {r.expansions, r.node_tests, r.leaf_tests, r.queue_pushes};
         for (int k = 0; k < 4; k++) {
             sum[k] += cnt[k];
@@ -258,6 +266,9 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         for (int k = 0; k < 4; k++)
             fprintf(stderr, "%s%s=%.1f/%llu", k ? " " : "per query (mean/max): ", name[k], (double)sum[k] / (double)n,
                     (unsigned long long)mx[k]);
+        if (qa.boxes)
+            fprintf(stderr, "; collisions by inner boxes=%llu by leaf tests=%llu", (unsigned long long)hits[0],
+                    (unsigned long long)hits[1]);
         fputc('\n', stderr);
     }
     if (qa.times && !status) {
@@ -300,5 +311,5 @@ int prox_cli_penvol(int argc, char **argv)
 
 int prox_cli_collide(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--boxes] [--times FILE] [--stats]");
 }

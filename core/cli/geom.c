@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "prox_boxes.h"
 #include "prox_bvh.h"
 #include "prox_ist.h"
 #include "prox_voxel.h"
@@ -27,6 +28,7 @@ void cli_normalize_mesh(prox_mesh *m)
 static void free_bvh(void *p) { prox_bvh_free(p); }
 static void free_ist(void *p) { prox_ist_free(p); }
 static void free_vox(void *p) { prox_voxmap_free(p); }
+static void free_boxes(void *p) { prox_boxes_free(p); }
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen)
 {
@@ -69,6 +71,20 @@ int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char 
         out->owner = t;
         out->free_owner = free_ist;
         out->tree = prox_ist_tree(t);
+        return 0;
+    }
+    if (o && o->want_boxes) {
+        prox_boxes *t;
+        char e2[400];
+        if (prox_boxes_build(m, NULL, &t, e2, sizeof e2) != 0) {
+            snprintf(err, errlen, "%s: %s", path, e2);
+            prox_mesh_free(m);
+            return -1;
+        }
+        out->mesh = m;
+        out->owner = t;
+        out->free_owner = free_boxes;
+        out->tree = prox_boxes_tree(t);
         return 0;
     }
     prox_bvh *b = prox_bvh_build(m);

@@ -1,6 +1,7 @@
 /* geom.h - the prox tool's geometry arguments: load a file into a tree.
  * Meshes (anything assimp reads) become mesh BVHs, or inner sphere trees
- * with --ist; `.ist` files load inner sphere trees; `.vox` voxel maps. */
+ * with --ist, or inner/outer box hierarchies with --boxes (convex meshes);
+ * `.ist` files load inner sphere trees; `.vox` voxel maps. */
 #ifndef PROX_CLI_GEOM_H
 #define PROX_CLI_GEOM_H
 
@@ -19,6 +20,7 @@ typedef struct cli_geom_opts {
     int normalize; /* scale to a unit bounding-box diagonal about the bbox centre */
     int want_ist;  /* build an inner sphere tree from a mesh */
     int ist_spheres;
+    int want_boxes; /* build an inner/outer box hierarchy from a convex mesh */
 } cli_geom_opts;
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen);

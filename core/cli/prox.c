@@ -11,7 +11,7 @@ static const struct {
 } commands[] = {
     {"info", prox_cli_info, "info MESH                      mesh statistics: closed, oriented, volume, bbox"},
     {"distance", prox_cli_distance, "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE]"},
-    {"collide", prox_cli_collide, "collide A B POSES [--normalize] [--times FILE]"},
+    {"collide", prox_cli_collide, "collide A B POSES [--normalize] [--boxes] [--times FILE]"},
     {"penvol", prox_cli_penvol, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE]"},
     {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]"},
     {"voxels", prox_cli_voxels, "voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]   point cloud -> voxel map"},
@@ -24,7 +24,8 @@ static void usage(FILE *f)
     for (int i = 0; commands[i].name; i++)
         fprintf(f, "  %s\n", commands[i].usage);
     fprintf(f, "\nPOSES files hold one pose of B per line: tx ty tz qw qx qy qz (# comments).\n");
-    fprintf(f, "Geometry arguments: meshes (assimp formats; --ist builds inner sphere trees), .ist files, .vox voxel maps.\n");
+    fprintf(f, "Geometry arguments: meshes (assimp formats; --ist builds inner sphere trees, --boxes inner/outer box\n"
+               "hierarchies of convex meshes), .ist files, .vox voxel maps.\n");
 }
 
 int main(int argc, char **argv)

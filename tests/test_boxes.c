@@ -1,0 +1,882 @@
+/* test_boxes.c - inner/outer box hierarchies of convex polyhedra: build
+ * invariants, the maximum inscribed box against analytic optima and a
+ * brute-force search, collide and contacts against an independent
+ * separating-axis test of the whole polyhedra (written here), refusals,
+ * and `prox collide --boxes`. Shapes are procedural. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "prox.h"
+#include "prox_boxes.h"
+
+static prox_bank *bank;
+static prox_engine *engine;
+static char prox_bin[1024];
+
+/* ---- shapes: the convex hull of a point set, brute force ---- */
+
+/* Every plane through three points with all points on one side is a face
+ * plane; its face is the points on it, sorted by angle, fanned. O(n^4):
+ * for the few dozen points used here. */
+static prox_mesh *hull_mesh(const prox_vec3 *p, uint32_t n)
+{
+    enum { MAXF = 512 };
+    prox_vec3 fn[MAXF];
+    double fd[MAXF];
+    uint32_t nf = 0;
+    double size = 0;
+    for (uint32_t i = 0; i < n; i++)
+        size = fmax(size, prox_v3_len(p[i]));
+    double eps = 1e-9 * size;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = i + 1; j < n; j++)
+            for (uint32_t k = j + 1; k < n; k++) {
+                prox_vec3 nn = prox_v3_cross(prox_v3_sub(p[j], p[i]), prox_v3_sub(p[k], p[i]));
+                if (prox_v3_len(nn) < 1e-9 * size * size)
+                    continue;
+                nn = prox_v3_normalize(nn);
+                double d = prox_v3_dot(nn, p[i]), hi = -INFINITY, lo = INFINITY;
+                for (uint32_t q = 0; q < n; q++) {
+                    double s = prox_v3_dot(nn, p[q]) - d;
+                    hi = fmax(hi, s), lo = fmin(lo, s);
+                }
+                if (hi > eps && lo < -eps)
+                    continue;
+                if (hi > eps)
+                    nn = prox_v3_scale(nn, -1.0), d = -d;
+                uint32_t f = 0;
+                while (f < nf && !(prox_v3_dot(fn[f], nn) > 1 - 1e-9 && fabs(fd[f] - d) < eps))
+                    f++;
+                if (f == nf && nf < MAXF)
+                    fn[nf] = nn, fd[nf] = d, nf++;
+            }
+    uint32_t(*tri)[3] = malloc(sizeof *tri * 2 * n * MAXF / 8 + 64), nt = 0;
+    for (uint32_t f = 0; f < nf; f++) {
+        uint32_t on[64], k = 0;
+        prox_vec3 c = prox_v3(0, 0, 0);
+        for (uint32_t q = 0; q < n && k < 64; q++)
+            if (fabs(prox_v3_dot(fn[f], p[q]) - fd[f]) <= eps)
+                on[k++] = q, c = prox_v3_add(c, p[q]);
+        c = prox_v3_scale(c, 1.0 / k);
+        prox_vec3 u = prox_v3_normalize(prox_v3_sub(p[on[0]], c)), w = prox_v3_cross(fn[f], u);
+        double ang[64];
+        for (uint32_t a = 0; a < k; a++)
+            ang[a] = atan2(prox_v3_dot(w, prox_v3_sub(p[on[a]], c)), prox_v3_dot(u, prox_v3_sub(p[on[a]], c)));
+        for (uint32_t a = 1; a < k; a++) /* insertion sort by angle */
+            for (uint32_t b = a; b > 0 && ang[b] < ang[b - 1]; b--) {
+                double t = ang[b];
+                ang[b] = ang[b - 1], ang[b - 1] = t;
+                uint32_t o = on[b];
+                on[b] = on[b - 1], on[b - 1] = o;
+            }
+        for (uint32_t a = 1; a + 1 < k; a++)
+            tri[nt][0] = on[0], tri[nt][1] = on[a], tri[nt][2] = on[a + 1], nt++;
+    }
+    prox_mesh *m = prox_mesh_from_arrays(p, n, (const uint32_t(*)[3])tri, nt);
+    free(tri);
+    return m;
+}
+
+static prox_mesh *make_octahedron(double r)
+{
+    prox_vec3 v[6] = {{r, 0, 0}, {-r, 0, 0}, {0, r, 0}, {0, -r, 0}, {0, 0, r}, {0, 0, -r}};
+    return hull_mesh(v, 6);
+}
+
+static prox_mesh *make_dodecahedron(double s)
+{
+    const double phi = (1 + sqrt(5.0)) / 2, ip = 1 / phi;
+    prox_vec3 v[20];
+    int k = 0;
+    for (int i = 0; i < 8; i++)
+        v[k++] = prox_v3(s * ((i & 1) ? 1 : -1), s * ((i & 2) ? 1 : -1), s * ((i & 4) ? 1 : -1));
+    for (int i = 0; i < 4; i++) {
+        double a = (i & 1) ? ip : -ip, b = (i & 2) ? phi : -phi;
+        v[k++] = prox_v3(0, s * a, s * b);
+        v[k++] = prox_v3(s * a, s * b, 0);
+        v[k++] = prox_v3(s * b, 0, s * a);
+    }
+    return hull_mesh(v, 20);
+}
+
+static prox_mesh *make_random_hull(unsigned long long *s, uint32_t n, prox_vec3 axes)
+{
+    prox_vec3 v[64];
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        prox_vec3 d;
+        do
+            d = prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1));
+        while (prox_v3_len(d) > 1 || prox_v3_len(d) < 0.1);
+        d = prox_v3_normalize(d);
+        v[i] = prox_v3(axes.x * d.x, axes.y * d.y, axes.z * d.z);
+    }
+    return hull_mesh(v, n);
+}
+
+static prox_quat random_quat(unsigned long long *s)
+{
+    return prox_quat_normalize((prox_quat){check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1),
+                                           check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1)});
+}
+
+static void rotate_mesh(prox_mesh *m, prox_quat q)
+{
+    prox_mat3 R = prox_quat_to_m3(q);
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        m->vertices[i] = prox_m3_mul_v(&R, m->vertices[i]);
+    prox_mesh_analyze(m);
+}
+
+static prox_boxes *build(const prox_mesh *m, uint32_t depth)
+{
+    prox_boxes_def d = prox_boxes_def_default();
+    d.depth = depth;
+    prox_boxes *b = NULL;
+    char err[300];
+    int rc = prox_boxes_build(m, &d, &b, err, sizeof err);
+    CHECK(rc == 0 && b, "build: %s", err);
+    return b;
+}
+
+/* ---- the reference: SAT over the whole polyhedra ---- */
+
+/* The largest separation over every triangle normal of both meshes and
+ * every cross product of their triangle edges (> 0: apart; touching: 0;
+ * past 1e-6 the first such axis's separation). */
+static double sat_separation(const prox_mesh *A, const prox_xform *xa, const prox_mesh *B, const prox_xform *xb)
+{
+    enum { MAXV = 256 };
+    prox_vec3 va[MAXV], vb[MAXV];
+    for (uint32_t i = 0; i < A->vertex_count; i++)
+        va[i] = prox_xform_point(xa, A->vertices[i]);
+    for (uint32_t i = 0; i < B->vertex_count; i++)
+        vb[i] = prox_xform_point(xb, B->vertices[i]);
+    double best = -INFINITY;
+#define AXIS(u)                                                                                                      \
+    do {                                                                                                             \
+        double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;                                 \
+        for (uint32_t q = 0; q < A->vertex_count; q++) {                                                             \
+            double s_ = prox_v3_dot((u), va[q]);                                                                     \
+            amin = fmin(amin, s_), amax = fmax(amax, s_);                                                            \
+        }                                                                                                            \
+        for (uint32_t q = 0; q < B->vertex_count; q++) {                                                             \
+            double s_ = prox_v3_dot((u), vb[q]);                                                                     \
+            bmin = fmin(bmin, s_), bmax = fmax(bmax, s_);                                                            \
+        }                                                                                                            \
+        best = fmax(best, fmax(bmin - amax, amin - bmax));                                                           \
+        if (best > 1e-6)                                                                                             \
+            return best; /* clearly apart: the exact value does not matter */                                      \
+    } while (0)
+    for (int side = 0; side < 2; side++) {
+        const prox_mesh *M = side ? B : A;
+        const prox_vec3 *v = side ? vb : va;
+        for (uint32_t t = 0; t < M->triangle_count; t++) {
+            const uint32_t *T = M->triangles[t];
+            prox_vec3 u = prox_v3_normalize(prox_v3_cross(prox_v3_sub(v[T[1]], v[T[0]]), prox_v3_sub(v[T[2]], v[T[0]])));
+            AXIS(u);
+        }
+    }
+    for (uint32_t t = 0; t < A->triangle_count; t++)
+        for (int e = 0; e < 3; e++) {
+            prox_vec3 ea = prox_v3_sub(va[A->triangles[t][(e + 1) % 3]], va[A->triangles[t][e]]);
+            for (uint32_t r = 0; r < B->triangle_count; r++)
+                for (int f = 0; f < 3; f++) {
+                    prox_vec3 eb = prox_v3_sub(vb[B->triangles[r][(f + 1) % 3]], vb[B->triangles[r][f]]);
+                    prox_vec3 u = prox_v3_cross(ea, eb);
+                    double len = prox_v3_len(u);
+                    if (len <= 1e-12 * prox_v3_len(ea) * prox_v3_len(eb))
+                        continue;
+                    u = prox_v3_scale(u, 1.0 / len);
+                    AXIS(u);
+                }
+        }
+#undef AXIS
+    return best;
+}
+
+static int point_in_mesh_planes(const prox_mesh *M, const prox_xform *x, prox_vec3 p, double tol)
+{
+    prox_vec3 q = prox_xform_inv_point(x, p);
+    for (uint32_t t = 0; t < M->triangle_count; t++) {
+        const uint32_t *T = M->triangles[t];
+        prox_vec3 a = M->vertices[T[0]];
+        prox_vec3 n = prox_v3_normalize(prox_v3_cross(prox_v3_sub(M->vertices[T[1]], a), prox_v3_sub(M->vertices[T[2]], a)));
+        if (prox_v3_dot(n, prox_v3_sub(q, a)) > tol)
+            return 0;
+    }
+    return 1;
+}
+
+static double mesh_radius(const prox_mesh *m)
+{
+    double r = 0;
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        r = fmax(r, prox_v3_len(m->vertices[i]));
+    return r;
+}
+
+/* ---- build invariants ---- */
+
+static double box_volume(const prox_boxes_box *b) { return 8 * b->e[0] * b->e[1] * b->e[2]; }
+
+static prox_vec3 box_corner(const prox_boxes_box *b, int k)
+{
+    prox_vec3 p = b->c;
+    for (int i = 0; i < 3; i++)
+        p = prox_v3_madd(p, prox_m3_col(&b->R, i), (k >> i & 1) ? b->e[i] : -b->e[i]);
+    return p;
+}
+
+static void check_invariants(const char *label, const prox_mesh *m, const prox_boxes *b)
+{
+    prox_boxes_stats st;
+    prox_boxes_get_stats(b, &st);
+    double size = mesh_radius(m);
+    CHECK(fabs(st.volume - m->volume) <= 1e-9 * m->volume, "%s: root volume %.12g vs mesh %.12g", label, st.volume, m->volume);
+    CHECK(st.pieces_without_adjacency == 0, "%s: %u pieces without edge adjacency", label, st.pieces_without_adjacency);
+    CHECK(st.memory_bytes == prox_boxes_memory_bytes(b) && st.memory_bytes > 0, "%s: memory", label);
+    double leaf_volume = 0;
+    int bad_outer = 0, bad_inner = 0, bad_split = 0, no_inner = 0;
+    for (uint32_t i = 0; i < st.nodes; i++) {
+        prox_boxes_node n;
+        CHECK(prox_boxes_node_get(b, i, &n) == 0, "%s: node %u", label, i);
+        for (uint32_t v = 0; v < n.vertex_count; v++) {
+            prox_vec3 q = prox_m3_tmul_v(&n.outer.R, prox_v3_sub(n.vertices[v], n.outer.c));
+            for (int k = 0; k < 3; k++)
+                if (fabs(prox_v3_get(q, k)) > n.outer.e[k] + 1e-12 * size)
+                    bad_outer++;
+            for (uint32_t f = 0; f < n.plane_count; f++) /* the two representations agree */
+                if (prox_v3_dot(n.plane_n[f], n.vertices[v]) - n.plane_d[f] > 1e-12 * size)
+                    bad_outer++;
+        }
+        if (box_volume(&n.inner) <= 0)
+            no_inner++;
+        for (int k = 0; k < 8; k++)
+            for (uint32_t f = 0; f < n.plane_count; f++)
+                if (prox_v3_dot(n.plane_n[f], box_corner(&n.inner, k)) - n.plane_d[f] > 1e-9 * size)
+                    bad_inner++;
+        CHECK(box_volume(&n.inner) <= n.volume * (1 + 1e-9) && n.volume <= box_volume(&n.outer) * (1 + 1e-9),
+              "%s: node %u: inner %.6g <= piece %.6g <= outer %.6g", label, i, box_volume(&n.inner), n.volume,
+              box_volume(&n.outer));
+        if (n.child[0] == PROX_BOXES_NONE) {
+            leaf_volume += n.volume;
+            continue;
+        }
+        prox_boxes_node c0, c1;
+        prox_boxes_node_get(b, n.child[0], &c0);
+        prox_boxes_node_get(b, n.child[1], &c1);
+        if (fabs(c0.volume + c1.volume - n.volume) > 1e-9 * n.volume || c0.level != n.level + 1)
+            bad_split++;
+        /* the children lie inside the parent */
+        for (int h = 0; h < 2; h++) {
+            const prox_boxes_node *c = h ? &c1 : &c0;
+            for (uint32_t v = 0; v < c->vertex_count; v++)
+                for (uint32_t f = 0; f < n.plane_count; f++)
+                    if (prox_v3_dot(n.plane_n[f], c->vertices[v]) - n.plane_d[f] > 1e-9 * size)
+                        bad_split++;
+        }
+    }
+    CHECK(bad_outer == 0, "%s: %d vertex/outer box or vertex/plane violations", label, bad_outer);
+    CHECK(bad_inner == 0, "%s: %d inner corner/plane violations", label, bad_inner);
+    CHECK(bad_split == 0, "%s: %d split violations (volumes do not add up or child outside parent)", label, bad_split);
+    CHECK(no_inner == 0, "%s: %d nodes without an inner box", label, no_inner);
+    CHECK(fabs(leaf_volume - m->volume) <= 1e-9 * m->volume, "%s: leaves' volume %.12g vs %.12g", label, leaf_volume, m->volume);
+}
+
+static void test_build_invariants(void)
+{
+    unsigned long long s = 11;
+    prox_mesh *shapes[6] = {prox_mesh_make_box(prox_v3(1, 0.6, 0.3)), make_octahedron(1.0), make_dodecahedron(0.5),
+                            make_random_hull(&s, 24, prox_v3(1, 0.7, 0.4)), make_random_hull(&s, 40, prox_v3(0.3, 1, 0.5)),
+                            prox_mesh_make_sphere(1.0, 1)};
+    const char *names[6] = {"box", "octahedron", "dodecahedron", "hull24", "hull40", "icosphere80"};
+    for (int i = 0; i < 6; i++) {
+        CHECK(shapes[i] && shapes[i]->closed, "%s: procedural shape closed", names[i]);
+        for (uint32_t depth = 1; depth <= 6; depth += 5) {
+            prox_boxes *b = build(shapes[i], depth);
+            if (!b)
+                continue;
+            prox_boxes_stats st;
+            prox_boxes_get_stats(b, &st);
+            CHECK(st.depth == depth && st.nodes == (2u << depth) - 1, "%s: depth %u, %u nodes (all pieces split)", names[i],
+                  st.depth, st.nodes);
+            check_invariants(names[i], shapes[i], b);
+            prox_boxes_free(b);
+        }
+    }
+    /* the default is the paper's level 4 */
+    prox_boxes *b = NULL;
+    char err[200];
+    CHECK(prox_boxes_build(shapes[2], NULL, &b, err, sizeof err) == 0, "default build: %s", err);
+    prox_boxes_stats st;
+    prox_boxes_get_stats(b, &st);
+    CHECK(st.depth == 4 && st.nodes == 31 && st.leaves == 16 && st.interior_pieces == 0, "default: depth %u, %u nodes", st.depth,
+          st.nodes);
+    CHECK(st.faces == 12 && st.vertices == 20, "dodecahedron: %u faces (coplanar triangles merged), %u vertices", st.faces,
+          st.vertices);
+    prox_boxes_free(b);
+    for (int i = 0; i < 6; i++)
+        prox_mesh_free(shapes[i]);
+}
+
+/* ---- the maximum inscribed box ---- */
+
+static void planes_of(const prox_mesh *m, prox_vec3 *n, double *d, uint32_t *count)
+{
+    *count = 0;
+    for (uint32_t t = 0; t < m->triangle_count; t++) {
+        const uint32_t *T = m->triangles[t];
+        prox_vec3 a = m->vertices[T[0]];
+        n[*count] = prox_v3_normalize(prox_v3_cross(prox_v3_sub(m->vertices[T[1]], a), prox_v3_sub(m->vertices[T[2]], a)));
+        d[*count] = prox_v3_dot(n[*count], a);
+        (*count)++;
+    }
+}
+
+/* The best box of aspect r (half extents s r), by brute force: the linear
+ * program max s subject to a_k . y + s (|a_k| . r) <= d_k (centre R y) over
+ * every vertex of its feasible set (every 4 constraints met with
+ * equality). O(m^5): for the small hulls used here. */
+static double lp_best_scale(const prox_vec3 *n, const double *d, uint32_t m, const prox_mat3 *R, const double r[3])
+{
+    double A[64][4], best = 0;
+    for (uint32_t k = 0; k < m && k < 64; k++) {
+        prox_vec3 a = prox_m3_tmul_v(R, n[k]);
+        A[k][0] = a.x, A[k][1] = a.y, A[k][2] = a.z;
+        A[k][3] = r[0] * fabs(a.x) + r[1] * fabs(a.y) + r[2] * fabs(a.z);
+    }
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = i + 1; j < m; j++)
+            for (uint32_t k = j + 1; k < m; k++)
+                for (uint32_t l = k + 1; l < m; l++) {
+                    const uint32_t rows[4] = {i, j, k, l};
+                    double M[4][5];
+                    for (int q = 0; q < 4; q++) {
+                        memcpy(M[q], A[rows[q]], sizeof A[0]);
+                        M[q][4] = d[rows[q]];
+                    }
+                    int singular = 0;
+                    for (int c = 0; c < 4 && !singular; c++) { /* Gauss-Jordan, partial pivoting */
+                        int piv = c;
+                        for (int q = c + 1; q < 4; q++)
+                            if (fabs(M[q][c]) > fabs(M[piv][c]))
+                                piv = q;
+                        if (fabs(M[piv][c]) < 1e-12) {
+                            singular = 1;
+                            break;
+                        }
+                        for (int q = 0; q < 5; q++) {
+                            double t = M[c][q];
+                            M[c][q] = M[piv][q], M[piv][q] = t;
+                        }
+                        for (int q = 0; q < 4; q++)
+                            if (q != c) {
+                                double f = M[q][c] / M[c][c];
+                                for (int w = c; w < 5; w++)
+                                    M[q][w] -= f * M[c][w];
+                            }
+                    }
+                    if (singular)
+                        continue;
+                    double z[4];
+                    for (int q = 0; q < 4; q++)
+                        z[q] = M[q][4] / M[q][q];
+                    if (!(z[3] > best))
+                        continue;
+                    int feasible = 1;
+                    for (uint32_t q = 0; q < m && feasible; q++)
+                        feasible = A[q][0] * z[0] + A[q][1] * z[1] + A[q][2] * z[2] + A[q][3] * z[3] <= d[q] + 1e-12;
+                    if (feasible)
+                        best = z[3];
+                }
+    return best;
+}
+
+/* brute force over the aspect: a 9 x 9 grid of (log r1, log r2), zoomed
+ * in around the best point ten times, each point's scale by the LP above */
+static double brute_inner(const prox_vec3 *n, const double *d, uint32_t m, const prox_mat3 *R)
+{
+    double c1 = 0, c2 = 0, w = 3, best = 0;
+    for (int level = 0; level < 10; level++, w /= 3) {
+        double b1 = c1, b2 = c2;
+        for (int i = -4; i <= 4; i++)
+            for (int j = -4; j <= 4; j++) {
+                double l1 = c1 + w * i / 4, l2 = c2 + w * j / 4, r[3] = {1, exp(l1), exp(l2)};
+                double sc = lp_best_scale(n, d, m, R, r), v = 8 * sc * sc * sc * r[1] * r[2];
+                if (v > best)
+                    best = v, b1 = l1, b2 = l2;
+            }
+        c1 = b1, c2 = b2;
+    }
+    return best;
+}
+
+static void test_inner_box(void)
+{
+    /* a cube: the box is the cube */
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
+    prox_vec3 n[512];
+    double d[512], h[3];
+    uint32_t m;
+    planes_of(cube, n, d, &m);
+    prox_mat3 I = prox_m3_identity();
+    prox_vec3 c;
+    int steps = prox_boxes_inner_box(n, d, m, &I, prox_v3(0.3, -0.2, 0.1), &c, h);
+    CHECK(steps > 0, "cube: solver ran (%d)", steps);
+    CHECK(fabs(8 * h[0] * h[1] * h[2] - 8) <= 8e-9 && prox_v3_len(c) < 1e-8, "cube: volume %.15g, centre %g", 8 * h[0] * h[1] * h[2],
+          prox_v3_len(c));
+    /* the octahedron |x|+|y|+|z| <= 1, axis aligned: half side 1/3 */
+    prox_mesh *oct = make_octahedron(1.0);
+    planes_of(oct, n, d, &m);
+    CHECK(m == 8, "octahedron: 8 faces (%u)", m);
+    steps = prox_boxes_inner_box(n, d, m, &I, prox_v3(0.1, 0.05, -0.2), &c, h);
+    for (int i = 0; i < 3; i++)
+        CHECK_NEAR(h[i], 1.0 / 3.0, 1e-9, "octahedron half side");
+    CHECK(fabs(8 * h[0] * h[1] * h[2] - 8.0 / 27.0) <= 1e-9 * 8.0 / 27.0, "octahedron volume %.15g vs 8/27", 8 * h[0] * h[1] * h[2]);
+    /* refused: a start point outside, no planes */
+    CHECK(prox_boxes_inner_box(n, d, m, &I, prox_v3(2, 0, 0), &c, h) == -1, "outside start refused");
+    CHECK(prox_boxes_inner_box(n, d, 0, &I, prox_v3(0, 0, 0), &c, h) == -1, "no planes refused");
+    /* random hulls, random frames: never beaten by a brute-force search,
+     * and within 1e-6 of it (the search converges to the same optimum) */
+    unsigned long long s = 77;
+    for (int trial = 0; trial < 4; trial++) {
+        prox_mesh *hull = make_random_hull(&s, 8 + trial, prox_v3(1, 0.6 + 0.1 * trial, 0.4));
+        planes_of(hull, n, d, &m);
+        prox_mat3 R = prox_quat_to_m3(random_quat(&s));
+        prox_vec3 mean = prox_v3(0, 0, 0); /* strictly inside */
+        for (uint32_t v = 0; v < hull->vertex_count; v++)
+            mean = prox_v3_madd(mean, hull->vertices[v], 1.0 / hull->vertex_count);
+        steps = prox_boxes_inner_box(n, d, m, &R, mean, &c, h);
+        double vol = 8 * h[0] * h[1] * h[2];
+        int feasible = 1;
+        prox_boxes_box bx = {c, R, {h[0], h[1], h[2]}};
+        for (int k = 0; k < 8; k++)
+            for (uint32_t f = 0; f < m; f++)
+                if (prox_v3_dot(n[f], box_corner(&bx, k)) - d[f] > 1e-9)
+                    feasible = 0;
+        double ref = brute_inner(n, d, m, &R);
+        CHECK(steps > 0 && feasible, "hull %d: solver %d steps, feasible %d", trial, steps, feasible);
+        CHECK(vol >= ref * (1 - 1e-9) && vol <= ref * (1 + 1e-6), "hull %d: solver volume %.12g vs brute force %.12g", trial, vol, ref);
+        prox_mesh_free(hull);
+    }
+    /* through the build: a cube's root inner box is the cube, also rotated
+     * (its inertia is isotropic: the frame comes from the faces) */
+    for (int rot = 0; rot < 2; rot++) {
+        prox_mesh *b = prox_mesh_make_box(prox_v3(1, 1, 1));
+        if (rot)
+            rotate_mesh(b, random_quat(&s));
+        prox_boxes *bx = build(b, 4);
+        prox_boxes_stats st;
+        prox_boxes_get_stats(bx, &st);
+        CHECK(fabs(st.root_inner_volume - 8) <= 8e-6, "cube (rotated %d): root inner box volume %.9g", rot, st.root_inner_volume);
+        CHECK(fabs(st.leaf_inner_volume - 8) <= 8e-6 && fabs(st.leaf_outer_volume - 8) <= 8e-4,
+              "cube (rotated %d): leaves inner %.9g outer %.9g", rot, st.leaf_inner_volume, st.leaf_outer_volume);
+        prox_boxes_free(bx);
+        prox_mesh_free(b);
+    }
+    prox_mesh_free(cube);
+    prox_mesh_free(oct);
+}
+
+/* ---- collide and contacts against the reference ---- */
+
+typedef struct pair_counts {
+    int poses, collide, inner, leaf, ambiguous, wrong_point;
+} pair_counts;
+
+static prox_result run_query(const prox_tree *a, const prox_xform *xa, const prox_tree *b, const prox_xform *xb, prox_query q)
+{
+    prox_object_pair p = {a, b, *xa, *xb, NULL};
+    prox_result r;
+    CHECK(prox_query_run(engine, &q, &p, 1, &r) == 0, "query runs");
+    return r;
+}
+
+static void check_pair(const char *label, prox_mesh *A, prox_mesh *B, int poses, double spread, unsigned long long seed,
+                       pair_counts *pc)
+{
+    prox_boxes *ba = build(A, 4), *bb = build(B, 4);
+    if (!ba || !bb)
+        return;
+    unsigned long long s = seed;
+    double size = mesh_radius(A) + mesh_radius(B);
+    memset(pc, 0, sizeof *pc);
+    int wrong = 0;
+    for (int i = 0; i < poses; i++) {
+        prox_xform xa = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.1, 0.1), 0, 0), random_quat(&s));
+        prox_xform xb = prox_xform_from_pose(
+            prox_v3(check_rng_uniform(&s, -spread, spread), check_rng_uniform(&s, -spread, spread), check_rng_uniform(&s, -spread, spread)),
+            random_quat(&s));
+        double sep = sat_separation(A, &xa, B, &xb);
+        int want = sep <= 1e-12 * size;
+        if (fabs(sep) < 1e-9 * size)
+            pc->ambiguous++;
+        prox_result r = run_query(prox_boxes_tree(ba), &xa, prox_boxes_tree(bb), &xb, prox_query_default(PROX_QUERY_COLLIDE));
+        int got = r.value == 1.0;
+        if (got != want && wrong++ < 5)
+            CHECK(0, "%s pose %d: boxes collide %d, reference %d (separation %.3g)", label, i, got, want, sep);
+        CHECK(r.complete == 1 && r.lower == r.value && r.upper == r.value, "%s pose %d: certain", label, i);
+        pc->poses++;
+        if (got) {
+            pc->collide++;
+            if (r.leaf_a & PROX_BOXES_INNER)
+                pc->inner++;
+            else
+                pc->leaf++;
+            CHECK((r.leaf_a & PROX_BOXES_INNER) == (r.leaf_b & PROX_BOXES_INNER), "%s: both ids flagged alike", label);
+            /* the reported point lies in both (world frame) */
+            if (!point_in_mesh_planes(A, &xa, r.point_a, 1e-9 * size) || !point_in_mesh_planes(B, &xb, r.point_a, 1e-9 * size))
+                pc->wrong_point++;
+        }
+    }
+    CHECK(wrong == 0, "%s: %d of %d poses disagree with the reference", label, wrong, poses);
+    CHECK(pc->ambiguous == 0, "%s: %d poses within 1e-9 of touching (the reference cannot decide them)", label, pc->ambiguous);
+    CHECK(pc->wrong_point == 0, "%s: %d contact points outside the overlap", label, pc->wrong_point);
+    CHECK(pc->collide > poses / 10 && pc->collide < poses - poses / 10, "%s: %d of %d poses collide (a mix is wanted)", label,
+          pc->collide, poses);
+    fprintf(stderr, "    %s: %d poses, %d collide: %d by inner boxes, %d by leaf tests\n", label, poses, pc->collide,
+            pc->inner, pc->leaf);
+    prox_boxes_free(ba);
+    prox_boxes_free(bb);
+}
+
+static void test_collide_pairs(void)
+{
+    pair_counts pc;
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5)), *oct = make_octahedron(0.8), *dod = make_dodecahedron(0.4);
+    check_pair("cube/cube", cube, cube, 3000, 1.2, 1, &pc);
+    CHECK(pc.leaf * 50 <= pc.collide, "cube/cube: inner boxes decide nearly all (%d of %d by leaves)", pc.leaf, pc.collide);
+    check_pair("cube/octahedron", cube, oct, 3000, 1.3, 2, &pc);
+    check_pair("dodecahedron/octahedron", dod, oct, 3000, 1.4, 3, &pc);
+    CHECK(pc.inner > 0 && pc.leaf > 0, "dodecahedron/octahedron: both mechanisms used (%d inner, %d leaf)", pc.inner, pc.leaf);
+    unsigned long long s = 5;
+    for (int k = 0; k < 3; k++) {
+        prox_mesh *h1 = make_random_hull(&s, 12 + 8 * k, prox_v3(0.8, 0.5, 0.3)), *h2 = make_random_hull(&s, 30, prox_v3(0.4, 0.6, 0.5));
+        char label[64];
+        snprintf(label, sizeof label, "hull%u/hull%u", h1->vertex_count, h2->vertex_count);
+        check_pair(label, h1, h2, 1500, 1.2, 10 + (unsigned long long)k, &pc);
+        prox_mesh_free(h1);
+        prox_mesh_free(h2);
+    }
+    prox_mesh_free(cube);
+    prox_mesh_free(oct);
+    prox_mesh_free(dod);
+}
+
+/* touching (exactly: counts as collision), barely apart, and contained */
+static void test_touching_and_contained(void)
+{
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1)), *small = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.2));
+    prox_mesh *oct = make_octahedron(1.0), *dod = make_dodecahedron(0.5), *oct3 = make_octahedron(3.0);
+    prox_boxes *bc = build(cube, 4), *bs = build(small, 4), *bo = build(oct, 4), *bd = build(dod, 4), *bo3 = build(oct3, 4);
+    prox_xform id = prox_xform_identity();
+    prox_query q = prox_query_default(PROX_QUERY_COLLIDE);
+    struct {
+        prox_boxes *a, *b;
+        prox_vec3 t;
+        prox_quat r;
+        int want;
+        const char *what;
+    } cases[] = {
+        {bc, bc, {2, 0, 0}, {1, 0, 0, 0}, 1, "cube faces touching"},
+        {bc, bc, {2 + 1e-9, 0, 0}, {1, 0, 0, 0}, 0, "cube faces 1e-9 apart"},
+        {bc, bc, {2, 2, 0}, {1, 0, 0, 0}, 1, "cube edges touching"},
+        {bc, bc, {2, 2, 2}, {1, 0, 0, 0}, 1, "cube corners touching"},
+        {bc, bc, {2, 2, 2 + 1e-7}, {1, 0, 0, 0}, 0, "cube corners 1e-7 apart"},
+        {bc, bo, {2, 0, 0}, {1, 0, 0, 0}, 1, "octahedron vertex on a cube face"},
+        {bc, bo, {2 + 1e-8, 0.3, 0.2}, {1, 0, 0, 0}, 0, "octahedron vertex just off a cube face"},
+        {bc, bs, {0.3, -0.4, 0.5}, {0.9, 0.1, 0.3, 0.2}, 1, "small cube inside a cube"},
+        {bs, bc, {0.3, -0.4, 0.5}, {0.9, 0.1, 0.3, 0.2}, 1, "a cube around a small cube"},
+        {bc, bd, {0.1, 0.1, 0.05}, {0.7, 0.3, 0.1, 0.2}, 1, "dodecahedron inside a cube"},
+        {bo, bs, {0.25, 0.25, 0.25}, {1, 0, 0, 0}, 1, "small cube's corner region inside the octahedron"},
+        {bo3, bc, {2 + 1e-9, 2, 2}, {1, 0, 0, 0}, 0, "cube's corner 1e-9 off an octahedron face"},
+        {bo3, bc, {2, 2, 2}, {1, 0, 0, 0}, 1, "cube's corner on an octahedron face"},
+        {bo3, bc, {1.9, 2, 2}, {1, 0, 0, 0}, 1, "cube's corner through an octahedron face"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        prox_xform xb = prox_xform_from_pose(cases[i].t, cases[i].r);
+        prox_result r = run_query(prox_boxes_tree(cases[i].a), &id, prox_boxes_tree(cases[i].b), &xb, q);
+        CHECK(r.value == cases[i].want, "%s: collide %g, want %d", cases[i].what, r.value, cases[i].want);
+    }
+    /* a rotated cube edge on a face: touching along a line */
+    prox_xform xb = prox_xform_from_pose(prox_v3(1 + sqrt(2.0), 0.3, 0), prox_quat_axis_angle(prox_v3(0, 0, 1), M_PI / 4));
+    prox_result r = run_query(prox_boxes_tree(bc), &id, prox_boxes_tree(bc), &xb, q);
+    CHECK(r.value == 1, "rotated cube's edge touching a face: %g", r.value);
+    xb.t.x += 1e-8;
+    r = run_query(prox_boxes_tree(bc), &id, prox_boxes_tree(bc), &xb, q);
+    CHECK(r.value == 0, "rotated cube's edge 1e-8 off a face: %g", r.value);
+    prox_boxes_free(bc), prox_boxes_free(bs), prox_boxes_free(bo), prox_boxes_free(bd), prox_boxes_free(bo3);
+    prox_mesh_free(cube), prox_mesh_free(small), prox_mesh_free(oct), prox_mesh_free(dod), prox_mesh_free(oct3);
+}
+
+/* contacts: exactly the overlapping leaf pairs, checked against the
+ * reference SAT on the leaf pieces (edges found here as vertex pairs on
+ * two common planes) */
+static double piece_separation(const prox_boxes_node *a, const prox_xform *xa, const prox_boxes_node *b, const prox_xform *xb)
+{
+    prox_vec3 va[256], vb[256], ea[512], eb[512], ax[1024];
+    uint32_t nea = 0, neb = 0, nax = 0;
+    for (int side = 0; side < 2; side++) {
+        const prox_boxes_node *n = side ? b : a;
+        const prox_xform *x = side ? xb : xa;
+        prox_vec3 *v = side ? vb : va, *e = side ? eb : ea;
+        uint32_t *ne = side ? &neb : &nea;
+        for (uint32_t i = 0; i < n->vertex_count; i++)
+            v[i] = prox_xform_point(x, n->vertices[i]);
+        for (uint32_t f = 0; f < n->plane_count; f++)
+            ax[nax++] = prox_xform_vector(x, n->plane_n[f]);
+        for (uint32_t i = 0; i < n->vertex_count; i++)
+            for (uint32_t j = i + 1; j < n->vertex_count; j++) {
+                int common = 0;
+                for (uint32_t f = 0; f < n->plane_count; f++)
+                    common += fabs(prox_v3_dot(n->plane_n[f], n->vertices[i]) - n->plane_d[f]) < 1e-9 &&
+                              fabs(prox_v3_dot(n->plane_n[f], n->vertices[j]) - n->plane_d[f]) < 1e-9;
+                if (common >= 2 && *ne < 512)
+                    e[(*ne)++] = prox_v3_sub(v[j], v[i]);
+            }
+    }
+    double best = -INFINITY;
+    for (uint32_t k = 0; k < nax + nea * neb; k++) {
+        prox_vec3 u = k < nax ? ax[k] : prox_v3_cross(ea[(k - nax) / neb], eb[(k - nax) % neb]);
+        double len = prox_v3_len(u);
+        if (!(len > 1e-12))
+            continue;
+        u = prox_v3_scale(u, 1.0 / len);
+        double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+        for (uint32_t i = 0; i < a->vertex_count; i++)
+            amin = fmin(amin, prox_v3_dot(u, va[i])), amax = fmax(amax, prox_v3_dot(u, va[i]));
+        for (uint32_t i = 0; i < b->vertex_count; i++)
+            bmin = fmin(bmin, prox_v3_dot(u, vb[i])), bmax = fmax(bmax, prox_v3_dot(u, vb[i]));
+        best = fmax(best, fmax(bmin - amax, amin - bmax));
+    }
+    return best;
+}
+
+static void test_contacts(void)
+{
+    unsigned long long s = 99;
+    prox_mesh *A = make_dodecahedron(0.4), *B = make_random_hull(&s, 20, prox_v3(0.9, 0.4, 0.3));
+    prox_boxes *ba = build(A, 3), *bb = build(B, 3);
+    prox_contact contacts[4096];
+    int total = 0, wrong = 0, inner = 0;
+    for (int i = 0; i < 150; i++) {
+        prox_xform xa = prox_xform_identity();
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.9, 0.9), check_rng_uniform(&s, -0.9, 0.9),
+                                                     check_rng_uniform(&s, -0.9, 0.9)),
+                                             random_quat(&s));
+        prox_query q = prox_query_default(PROX_QUERY_CONTACTS);
+        q.contacts = contacts;
+        q.max_contacts = 4096;
+        prox_result r = run_query(prox_boxes_tree(ba), &xa, prox_boxes_tree(bb), &xb, q);
+        /* the reference over all leaf pairs */
+        int want = 0, found = 0;
+        prox_boxes_stats sa, sb;
+        prox_boxes_get_stats(ba, &sa);
+        prox_boxes_get_stats(bb, &sb);
+        for (uint32_t la = 0; la < sa.nodes; la++)
+            for (uint32_t lb = 0; lb < sb.nodes; lb++) {
+                prox_boxes_node na, nb;
+                prox_boxes_node_get(ba, la, &na);
+                prox_boxes_node_get(bb, lb, &nb);
+                if (na.child[0] != PROX_BOXES_NONE || nb.child[0] != PROX_BOXES_NONE)
+                    continue;
+                if (piece_separation(&na, &xa, &nb, &xb) > 1e-12)
+                    continue;
+                want++;
+                for (uint32_t k = 0; k < r.contact_count; k++)
+                    if ((contacts[k].leaf_a & ~PROX_BOXES_INNER) == la && (contacts[k].leaf_b & ~PROX_BOXES_INNER) == lb)
+                        found++;
+            }
+        for (uint32_t k = 0; k < r.contact_count; k++)
+            inner += (contacts[k].leaf_a & PROX_BOXES_INNER) != 0;
+        if ((want != (int)r.contact_count || found != want) && wrong++ < 5)
+            CHECK(0, "pose %d: %u contacts, reference %d (matched %d)", i, r.contact_count, want, found);
+        CHECK(r.complete == 1, "pose %d: complete", i);
+        total += want;
+    }
+    CHECK(wrong == 0 && total > 100, "contacts: %d poses wrong, %d leaf pairs in all", wrong, total);
+    fprintf(stderr, "    contacts: %d overlapping leaf pairs, %d certified by inner boxes\n", total, inner);
+    prox_boxes_free(ba), prox_boxes_free(bb);
+    prox_mesh_free(A), prox_mesh_free(B);
+}
+
+/* a forest, and no handler against other tree types */
+static void test_forest_and_types(void)
+{
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    prox_boxes *b = build(cube, 2);
+    prox_bvh *m = prox_bvh_build(cube);
+    prox_xform id = prox_xform_identity();
+    prox_object_pair pairs[3] = {
+        {prox_boxes_tree(b), prox_boxes_tree(b), id, prox_xform_from_pose(prox_v3(3, 0, 0), prox_quat_identity()), NULL},
+        {prox_boxes_tree(b), prox_boxes_tree(b), id, prox_xform_from_pose(prox_v3(5, 0, 0), prox_quat_identity()), NULL},
+        {prox_boxes_tree(b), prox_boxes_tree(b), id, prox_xform_from_pose(prox_v3(0.9, 0.1, 0), prox_quat_identity()), NULL}};
+    prox_query q = prox_query_default(PROX_QUERY_COLLIDE);
+    prox_result r;
+    CHECK(prox_query_run(engine, &q, pairs, 3, &r) == 0 && r.value == 1 && r.pair == 2, "forest: pair 2 collides (%g, %u)",
+          r.value, r.pair);
+    CHECK(prox_query_run(engine, &q, pairs, 2, &r) == 0 && r.value == 0 && r.complete, "forest: none");
+    pairs[0].b = prox_bvh_tree(m);
+    CHECK(prox_query_run(engine, &q, pairs, 1, &r) == 0 && (r.flags & PROX_RESULT_NO_HANDLER), "boxes x mesh: no handler");
+    CHECK(prox_bank_get(bank, PROX_TREE_BOXES, PROX_TREE_BOXES, PROX_QUERY_COLLIDE) != NULL &&
+              prox_bank_get(bank, PROX_TREE_BOXES, PROX_TREE_BOXES, PROX_QUERY_CONTACTS) != NULL,
+          "registered by prox_bank_register_defaults");
+    prox_bvh_free(m);
+    prox_boxes_free(b);
+    prox_mesh_free(cube);
+}
+
+/* ---- refusals ---- */
+
+static void test_refusals(void)
+{
+    char err[300];
+    prox_boxes *b = (prox_boxes *)1;
+    prox_mesh *torus = prox_mesh_make_torus(0.6, 0.2, 16, 8);
+    CHECK(prox_boxes_build(torus, NULL, &b, err, sizeof err) == -1 && b == NULL, "torus refused");
+    CHECK(strstr(err, "not convex") && strstr(err, "outside the plane of triangle"), "torus: '%s'", err);
+    /* a cube with one corner pushed in: a dent */
+    prox_mesh *dent = prox_mesh_make_box(prox_v3(1, 1, 1));
+    dent->vertices[7] = prox_v3(0.2, 0.2, 0.2); /* below the plane of its neighbours, x + y + z = 1 */
+    prox_mesh_analyze(dent);
+    CHECK(dent->closed, "dented cube is closed");
+    CHECK(prox_boxes_build(dent, NULL, &b, err, sizeof err) == -1, "dented cube refused");
+    CHECK(strstr(err, "not convex: vertex") && strstr(err, "outside the plane of triangle"), "dented cube: '%s'", err);
+    /* a corner pushed in less (above that plane) is still convex */
+    dent->vertices[7] = prox_v3(0.5, 0.5, 0.5);
+    prox_mesh_analyze(dent);
+    b = NULL;
+    CHECK(prox_boxes_build(dent, NULL, &b, err, sizeof err) == 0, "corner pushed in, still convex: %s", err);
+    prox_boxes_free(b);
+    /* open: a cube missing a triangle */
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
+    prox_mesh *open = prox_mesh_from_arrays(cube->vertices, cube->vertex_count, (const uint32_t(*)[3])cube->triangles,
+                                            cube->triangle_count - 1);
+    CHECK(prox_boxes_build(open, NULL, &b, err, sizeof err) == -1, "open cube refused");
+    CHECK(strstr(err, "not closed (3 boundary edges"), "open cube: '%s'", err);
+    /* inside out */
+    for (uint32_t t = 0; t < cube->triangle_count; t++) {
+        uint32_t x = cube->triangles[t][1];
+        cube->triangles[t][1] = cube->triangles[t][2], cube->triangles[t][2] = x;
+    }
+    prox_mesh_analyze(cube);
+    CHECK(prox_boxes_build(cube, NULL, &b, err, sizeof err) == -1 && strstr(err, "not oriented outward"), "inside out: '%s'", err);
+    prox_boxes_def d = prox_boxes_def_default();
+    d.depth = 13;
+    CHECK(prox_boxes_build(torus, &d, &b, err, sizeof err) == -1 && strstr(err, "depth 13"), "depth 13: '%s'", err);
+    CHECK(prox_boxes_build(NULL, NULL, &b, err, sizeof err) == -1, "NULL mesh");
+    prox_boxes_free(NULL);
+    prox_mesh_free(torus), prox_mesh_free(dent), prox_mesh_free(cube), prox_mesh_free(open);
+}
+
+/* ---- prox collide --boxes ---- */
+
+static void write_obj(const char *path, const prox_mesh *m)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        fprintf(f, "v %.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
+    for (uint32_t i = 0; i < m->triangle_count; i++)
+        fprintf(f, "f %u %u %u\n", m->triangles[i][0] + 1, m->triangles[i][1] + 1, m->triangles[i][2] + 1);
+    fclose(f);
+}
+
+static void test_cli(void)
+{
+    char dir[] = "/tmp/prox-boxes-XXXXXX";
+    if (!mkdtemp(dir) || access(prox_bin, X_OK) != 0) {
+        CHECK(0, "temp dir, or prox tool not found at %s (build it first)", prox_bin);
+        return;
+    }
+    prox_mesh *A = make_dodecahedron(0.4), *B = make_octahedron(0.8), *T = prox_mesh_make_torus(0.6, 0.2, 16, 8);
+    char pa[256], pb[256], pt[256], pp[256], cmd[2048], line[256], errl[512];
+    snprintf(pa, sizeof pa, "%s/a.obj", dir);
+    snprintf(pb, sizeof pb, "%s/b.obj", dir);
+    snprintf(pt, sizeof pt, "%s/torus.obj", dir);
+    snprintf(pp, sizeof pp, "%s/poses.txt", dir);
+    write_obj(pa, A), write_obj(pb, B), write_obj(pt, T);
+    /* the reference reads the files back (assimp keeps float coordinates) */
+    prox_mesh *An = NULL, *Bn = NULL;
+    CHECK(prox_mesh_load(pa, &An, errl, sizeof errl) == 0 && prox_mesh_load(pb, &Bn, errl, sizeof errl) == 0, "reload: %s", errl);
+    enum { N = 40 };
+    int want[N];
+    unsigned long long s = 31;
+    FILE *f = fopen(pp, "w");
+    fprintf(f, "# poses of B\n");
+    prox_xform id = prox_xform_identity();
+    for (int i = 0; i < N; i++) {
+        prox_vec3 t = prox_v3(check_rng_uniform(&s, -1.3, 1.3), check_rng_uniform(&s, -1.3, 1.3), check_rng_uniform(&s, -1.3, 1.3));
+        prox_quat q = random_quat(&s);
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", t.x, t.y, t.z, q.w, q.x, q.y, q.z);
+        prox_xform x = prox_xform_from_pose(t, q);
+        want[i] = An && Bn ? sat_separation(An, &id, Bn, &x) <= 1e-12 : -1;
+    }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s collide %s %s %s --boxes --stats 2>%s/err.txt", prox_bin, pa, pb, pp, dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0, bad = 0, hits = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        double v, lo, up;
+        int complete;
+        if (n < N && (sscanf(line, "%lf %lf %lf %d", &v, &lo, &up, &complete) != 4 || v != want[n] || complete != 1))
+            bad++;
+        hits += v == 1;
+        n++;
+    }
+    int st = p ? pclose(p) : -1;
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && n == N && bad == 0, "prox collide --boxes: exit %d, %d lines, %d wrong", st, n, bad);
+    snprintf(line, sizeof line, "%s/err.txt", dir);
+    size_t len;
+    char *e = (char *)check_read_file(line, &len);
+    char expect[128];
+    snprintf(expect, sizeof expect, "collisions by inner boxes=");
+    CHECK(e && strstr(e, "queries=40 median_us=") && strstr(e, expect), "stderr: %s", e ? e : "(none)");
+    if (e) {
+        const char *q = strstr(e, expect);
+        unsigned in = 0, lf = 0;
+        CHECK(q && sscanf(q, "collisions by inner boxes=%u by leaf tests=%u", &in, &lf) == 2 && (int)(in + lf) == hits,
+              "inner %u + leaf %u = %d collisions", in, lf, hits);
+    }
+    free(e);
+    /* a non-convex mesh: refused with the file named, exit 1 */
+    snprintf(cmd, sizeof cmd, "%s collide %s %s %s --boxes 2>%s/err.txt >/dev/null", prox_bin, pa, pt, pp, dir);
+    st = system(cmd);
+    e = (char *)check_read_file(line, &len);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && e && strstr(e, "torus.obj: mesh is not convex"), "torus refused: %s",
+          e ? e : "(none)");
+    free(e);
+    remove(line), remove(pa), remove(pb), remove(pt), remove(pp), rmdir(dir);
+    prox_mesh_free(A), prox_mesh_free(B), prox_mesh_free(T), prox_mesh_free(An), prox_mesh_free(Bn);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    const char *env = getenv("PROX_BIN");
+    if (env)
+        snprintf(prox_bin, sizeof prox_bin, "%s", env);
+    else {
+        const char *slash = strrchr(argv[0], '/');
+        int len = slash ? (int)(slash - argv[0]) : 1;
+        snprintf(prox_bin, sizeof prox_bin, "%.*s/../prox", len, slash ? argv[0] : ".");
+    }
+    bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    engine = prox_engine_create(NULL, bank);
+    RUN_TEST(test_build_invariants);
+    RUN_TEST(test_inner_box);
+    RUN_TEST(test_collide_pairs);
+    RUN_TEST(test_touching_and_contained);
+    RUN_TEST(test_contacts);
+    RUN_TEST(test_forest_and_types);
+    RUN_TEST(test_refusals);
+    RUN_TEST(test_cli);
+    prox_engine_destroy(engine);
+    prox_bank_destroy(bank);
+    return check_summary(argv[0]);
+}
