@@ -10,6 +10,7 @@
 #include "check.h"
 #include "prox.h"
 #include "prox_boxes.h"
+#include "check_prox.h"
 
 static prox_bank *bank;
 static prox_engine *engine;
@@ -773,18 +774,6 @@ static void test_refusals(void)
 
 /* ---- prox collide --boxes ---- */
 
-static void write_obj(const char *path, const prox_mesh *m)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL, "cannot write %s", path);
-    if (!f)
-        return;
-    for (uint32_t i = 0; i < m->vertex_count; i++)
-        fprintf(f, "v %.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        fprintf(f, "f %u %u %u\n", m->triangles[i][0] + 1, m->triangles[i][1] + 1, m->triangles[i][2] + 1);
-    fclose(f);
-}
 
 static void test_cli(void)
 {
@@ -799,7 +788,7 @@ static void test_cli(void)
     snprintf(pb, sizeof pb, "%s/b.obj", dir);
     snprintf(pt, sizeof pt, "%s/torus.obj", dir);
     snprintf(pp, sizeof pp, "%s/poses.txt", dir);
-    write_obj(pa, A), write_obj(pb, B), write_obj(pt, T);
+    check_write_obj(pa, A), check_write_obj(pb, B), check_write_obj(pt, T);
     /* the reference reads the files back (assimp keeps float coordinates) */
     prox_mesh *An = NULL, *Bn = NULL;
     CHECK(prox_mesh_load(pa, &An, errl, sizeof errl) == 0 && prox_mesh_load(pb, &Bn, errl, sizeof errl) == 0, "reload: %s", errl);
@@ -857,14 +846,7 @@ static void test_cli(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    const char *env = getenv("PROX_BIN");
-    if (env)
-        snprintf(prox_bin, sizeof prox_bin, "%s", env);
-    else {
-        const char *slash = strrchr(argv[0], '/');
-        int len = slash ? (int)(slash - argv[0]) : 1;
-        snprintf(prox_bin, sizeof prox_bin, "%.*s/../prox", len, slash ? argv[0] : ".");
-    }
+    check_find_prox(argv[0], prox_bin, sizeof prox_bin);
     bank = prox_bank_create();
     prox_bank_register_defaults(bank);
     engine = prox_engine_create(NULL, bank);

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "prox.h"
 #include "prox_bvh.h"
+#include "check_prox.h"
 
 typedef struct brute {
     double dist;
@@ -813,18 +814,6 @@ static void test_bad_input(void)
 
 static char prox_bin[1024];
 
-static void write_obj(const char *path, const prox_mesh *m)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL, "cannot write %s", path);
-    if (!f)
-        return;
-    for (uint32_t i = 0; i < m->vertex_count; i++)
-        fprintf(f, "v %.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        fprintf(f, "f %u %u %u\n", m->triangles[i][0] + 1, m->triangles[i][1] + 1, m->triangles[i][2] + 1);
-    fclose(f);
-}
 
 /* Run a shell command; its stdout lines go to out (up to max lines), the
  * last stderr line to last_err. Returns the exit status. */
@@ -873,8 +862,8 @@ static void test_cli(void)
     snprintf(pa, sizeof pa, "%s/a.obj", dir);
     snprintf(pb, sizeof pb, "%s/b.obj", dir);
     snprintf(pp, sizeof pp, "%s/poses.txt", dir);
-    write_obj(pa, A);
-    write_obj(pb, B);
+    check_write_obj(pa, A);
+    check_write_obj(pb, B);
     enum { N = 12 };
     prox_xform X[N];
     unsigned long long s = 4242;
@@ -1002,15 +991,7 @@ static void test_cli(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    /* the prox tool of the same build: $PROX_BIN, else next to tests/ */
-    const char *env = getenv("PROX_BIN");
-    if (env)
-        snprintf(prox_bin, sizeof prox_bin, "%s", env);
-    else {
-        const char *slash = strrchr(argv[0], '/');
-        int len = slash ? (int)(slash - argv[0]) : 1;
-        snprintf(prox_bin, sizeof prox_bin, "%.*s/../prox", len, slash ? argv[0] : ".");
-    }
+    check_find_prox(argv[0], prox_bin, sizeof prox_bin);
     bank = prox_bank_create();
     prox_bank_register_defaults(bank);
     engine = prox_engine_create(NULL, bank);

@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "prox_mesh.h"
+#include "check_prox.h"
 
 static void test_box(void)
 {
@@ -115,12 +116,8 @@ static void test_load_formats(void)
     char path[256], err[512];
     /* OBJ */
     snprintf(path, sizeof path, "%s/box.obj", dir);
-    FILE *f = fopen(path, "w");
-    for (uint32_t i = 0; i < b->vertex_count; i++)
-        fprintf(f, "v %.17g %.17g %.17g\n", b->vertices[i].x, b->vertices[i].y, b->vertices[i].z);
-    for (uint32_t i = 0; i < b->triangle_count; i++)
-        fprintf(f, "f %u %u %u\n", b->triangles[i][0] + 1, b->triangles[i][1] + 1, b->triangles[i][2] + 1);
-    fclose(f);
+    check_write_obj(path, b);
+    FILE *f;
     const char *exts[] = {"obj", "off", "stl", "ply"};
     for (int e = 1; e < 4; e++) {
         char p2[256];
