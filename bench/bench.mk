@@ -8,11 +8,15 @@ CXXFLAGS_B := -O2 -std=c++17 -DNDEBUG
 CFLAGS_B := -std=c17 -O2 -D_GNU_SOURCE -Icore -Idrivers -Irt
 LIBS := $(BUILD)/libprox.a -lassimp -lz -lm
 
-.PHONY: bench bench-distance bench-ist bench-voxel bench-rt
-bench: bench-distance bench-ist bench-voxel bench-rt
+.PHONY: bench bench-distance bench-ist bench-voxel bench-rt bench-boxes
+bench: bench-distance bench-ist bench-voxel bench-rt bench-boxes
 	@echo "bench: results in bench/results/"
 
 $(B)/gen_poses: bench/gen_poses.c core/cli/geom.c $(BUILD)/libprox.a
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+
+$(B)/gen_convex: bench/gen_convex.c core/cli/geom.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
 
@@ -48,6 +52,9 @@ bench-ist: $(B)/gen_poses $(B)/cgal_volume $(B)/stall_probe $(B)/subdivide
 
 bench-voxel: $(B)/voxel_bench
 	$(B)/voxel_bench data/meshes/armadillo.off bench/results/voxel.md
+
+bench-boxes: $(B)/gen_convex $(B)/fcl_distance $(BUILD)/prox
+	BUILD=$(BUILD) sh bench/run_boxes.sh
 
 bench-rt: $(B)/load_gen
 	BUILD=$(BUILD) sh bench/run_rt.sh

@@ -5,8 +5,17 @@
 // of exact duplicate vertices, which does not change the geometry), builds
 // fcl::BVHModel<OBBRSS>, and prints the same lines as prox: stdout
 // `value lower upper complete` per pose, stderr
-// `queries=N median_us=X p99_us=Y max_us=Z`. Bench only: never linked
-// into hapticd.
+// `queries=N median_us=X p99_us=Y max_us=Z` (steady_clock, which is
+// CLOCK_MONOTONIC as prox's, around the query call only). Bench only: never
+// linked into hapticd.
+//
+// --collide: fcl::collide with one contact, value 1 (colliding) or 0.
+// --convex: fcl::Convex of the same vertices and triangles instead of the
+// BVH (convex meshes only; FCL's default solver, libccd's GJK).
+// --signed: with --convex, the signed distance (negative: penetration
+// depth, libccd's EPA), to classify poses where answers disagree.
+// --times FILE: one line per query, its time in microseconds (as prox's
+// --times first column), in pose order.
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -24,6 +33,23 @@
 #include <fcl/fcl.h>
 
 using Model = fcl::BVHModel<fcl::OBBRSSd>;
+
+static std::shared_ptr<fcl::CollisionGeometryd> make_geometry(const std::vector<fcl::Vector3d> &v,
+                                                              const std::vector<fcl::Triangle> &t, bool convex)
+{
+    if (convex) {
+        auto faces = std::make_shared<std::vector<int>>();
+        for (auto &f : t)
+            faces->insert(faces->end(), {3, (int)f[0], (int)f[1], (int)f[2]});
+        auto verts = std::make_shared<const std::vector<fcl::Vector3d>>(v);
+        return std::make_shared<fcl::Convexd>(verts, (int)t.size(), faces);
+    }
+    auto m = std::make_shared<Model>();
+    m->beginModel();
+    m->addSubModel(v, t);
+    m->endModel();
+    return m;
+}
 
 static bool load(const char *path, bool normalize, std::vector<fcl::Vector3d> &v, std::vector<fcl::Triangle> &t)
 {
@@ -60,31 +86,33 @@ static bool load(const char *path, bool normalize, std::vector<fcl::Vector3d> &v
 
 int main(int argc, char **argv)
 {
-    bool normalize = false, collide = false;
+    bool normalize = false, collide = false, convex = false, sign = false;
+    const char *times = nullptr;
     std::vector<const char *> pos;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--normalize"))
             normalize = true;
         else if (!std::strcmp(argv[i], "--collide"))
             collide = true;
+        else if (!std::strcmp(argv[i], "--convex"))
+            convex = true;
+        else if (!std::strcmp(argv[i], "--signed"))
+            sign = true;
+        else if (!std::strcmp(argv[i], "--times") && i + 1 < argc)
+            times = argv[++i];
         else
             pos.push_back(argv[i]);
     }
-    if (pos.size() != 3) {
-        std::fprintf(stderr, "usage: fcl_distance A B POSES [--normalize] [--collide]\n");
+    if (pos.size() != 3 || (sign && (collide || !convex))) {
+        std::fprintf(stderr, "usage: fcl_distance A B POSES [--normalize] [--collide] [--convex] [--signed] [--times FILE]\n"
+                             "(--signed needs --convex and no --collide)\n");
         return 2;
     }
     std::vector<fcl::Vector3d> va, vb;
     std::vector<fcl::Triangle> ta, tb;
     if (!load(pos[0], normalize, va, ta) || !load(pos[1], normalize, vb, tb))
         return 1;
-    auto ma = std::make_shared<Model>(), mb = std::make_shared<Model>();
-    ma->beginModel();
-    ma->addSubModel(va, ta);
-    ma->endModel();
-    mb->beginModel();
-    mb->addSubModel(vb, tb);
-    mb->endModel();
+    auto ma = make_geometry(va, ta, convex), mb = make_geometry(vb, tb, convex);
     std::ifstream in(pos[2]);
     if (!in) {
         std::fprintf(stderr, "fcl_distance: %s: cannot open\n", pos[2]);
@@ -117,19 +145,28 @@ int main(int argc, char **argv)
         double value;
         auto t0 = std::chrono::steady_clock::now();
         if (collide) {
-            fcl::CollisionRequestd req;
+            fcl::CollisionRequestd req(1);
             fcl::CollisionResultd res;
             fcl::collide(&oa, &ob, req, res);
             value = res.isCollision() ? 1 : 0;
         } else {
-            fcl::DistanceRequestd req(true);
+            fcl::DistanceRequestd req(true, sign);
             fcl::DistanceResultd res;
             fcl::distance(&oa, &ob, req, res);
-            value = res.min_distance < 0 ? 0 : res.min_distance;
+            value = res.min_distance < 0 && !sign ? 0 : res.min_distance;
         }
         auto t1 = std::chrono::steady_clock::now();
         us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         std::printf("%.17g %.17g %.17g 1\n", value, value, value);
+    }
+    if (times) {
+        FILE *f = std::fopen(times, "w");
+        for (size_t i = 0; f && i < us.size(); i++)
+            std::fprintf(f, "%.3f\n", us[i]);
+        if (!f || std::fclose(f)) {
+            std::fprintf(stderr, "fcl_distance: %s: cannot write the per-query times\n", times);
+            return 1;
+        }
     }
     std::sort(us.begin(), us.end());
     size_t n = us.size();
