@@ -964,6 +964,10 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
                  m->triangle_count, 8 * BOXES_MAX_FACES);
         return -1;
     }
+    if (prox_mesh_check_arrays(m) != 0) {
+        snprintf(err, errlen, "mesh has a triangle index past its vertices or a vertex that is not finite");
+        return -1;
+    }
     if (!m->closed) {
         snprintf(err, errlen,
                  "mesh is not closed (%u boundary edges, %u non-manifold edges); box hierarchies need a closed convex "

@@ -401,7 +401,9 @@ static void build_quads(prox_bvh *b)
 
 prox_bvh *prox_bvh_build(const prox_mesh *m)
 {
-    if (!m || m->triangle_count == 0 || m->triangle_count >= BVH_LEAF_BIT)
+    /* (a mesh filled by hand: an index past the vertices read outside them,
+     * a NaN vertex made NaN bounds that no query prunes) */
+    if (!m || m->triangle_count == 0 || m->triangle_count >= BVH_LEAF_BIT || prox_mesh_check_arrays(m) != 0)
         return NULL;
     prox_bvh *b = calloc(1, sizeof *b);
     uint32_t n = m->triangle_count;

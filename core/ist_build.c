@@ -1165,6 +1165,10 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
         double v = 48.0 * d.target_spheres;
         d.voxels = (uint32_t)(v < 2e5 ? 2e5 : (v > 2.0e7 ? 2.0e7 : v));
     }
+    if (!m || prox_mesh_check_arrays(m) != 0) {
+        snprintf(err, errlen, m ? "mesh has a triangle index past its vertices or a vertex that is not finite" : "no mesh");
+        return -1;
+    }
     if (!m->closed) {
         snprintf(err, errlen, "mesh is not closed (%u boundary edges, %u non-manifold edges); inner sphere trees need a "
                               "watertight mesh", m->boundary_edges, m->nonmanifold_edges);

@@ -115,6 +115,19 @@ static int edge_cmp(const void *pa, const void *pb)
     return 0;
 }
 
+int prox_mesh_check_arrays(const prox_mesh *m)
+{
+    if (!m || (m->triangle_count && (!m->vertices || !m->triangles)))
+        return -1;
+    for (uint32_t t = 0; t < m->triangle_count; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t v = m->triangles[t][k];
+            if (v >= m->vertex_count || !prox_v3_isfinite(m->vertices[v]))
+                return -1;
+        }
+    return 0;
+}
+
 int prox_mesh_analyze(prox_mesh *m)
 {
     size_t ne = (size_t)m->triangle_count * 3;

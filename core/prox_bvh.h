@@ -23,8 +23,9 @@
 typedef struct prox_bvh prox_bvh;
 
 /* Build from a mesh (triangles copied: the mesh may be freed afterwards).
- * NULL on a NULL or empty mesh, more than 2^31 - 1 triangles, or out of
- * memory. Non-RT. O(n log n): 0.24 s and 41 MB for an 82k-triangle sphere
+ * NULL on a NULL or empty mesh, more than 2^31 - 1 triangles, a triangle
+ * index past the vertices or a vertex of a triangle that is not finite (a
+ * mesh filled by hand; the loaders refuse both), or out of memory. Non-RT. O(n log n): 0.24 s and 41 MB for an 82k-triangle sphere
  * here (0.15 s and 17 MB before the distance query's RSS rectangles and
  * per-node lane blocks). */
 prox_bvh *prox_bvh_build(const prox_mesh *m);

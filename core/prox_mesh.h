@@ -54,6 +54,13 @@ int prox_mesh_check_header(const char *path, char *err, size_t errlen);
 prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],
                                  uint32_t triangle_count);
 
+/* 0 when the arrays are there, every triangle index is below vertex_count
+ * and every vertex a triangle uses is finite; -1 otherwise. The loaders and
+ * prox_mesh_from_arrays never make such a mesh; one filled or changed by
+ * hand can (the analysis fields do not say so), and the tree builders call
+ * this first. Any thread, RT safe. */
+int prox_mesh_check_arrays(const prox_mesh *m);
+
 /* Recompute the analysis fields. Non-RT (allocates temporary edge tables). */
 int prox_mesh_analyze(prox_mesh *m);
 

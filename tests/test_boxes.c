@@ -685,6 +685,14 @@ static void test_refusals(void)
     d.depth = 13;
     CHECK(prox_boxes_build(torus, &d, &b, err, sizeof err) == -1 && strstr(err, "depth 13"), "depth 13: '%s'", err);
     CHECK(prox_boxes_build(NULL, NULL, &b, err, sizeof err) == -1, "NULL mesh");
+    /* changed by hand after loading (the analysis still says closed) */
+    prox_mesh *hand = prox_mesh_make_box(prox_v3(1, 1, 1));
+    hand->triangles[0][0] = hand->vertex_count;
+    CHECK(prox_boxes_build(hand, NULL, &b, err, sizeof err) == -1 && strstr(err, "index past its vertices"), "index: '%s'", err);
+    hand->triangles[0][0] = 0;
+    hand->vertices[1].x = INFINITY;
+    CHECK(prox_boxes_build(hand, NULL, &b, err, sizeof err) == -1 && strstr(err, "not finite"), "inf vertex: '%s'", err);
+    prox_mesh_free(hand);
     prox_boxes_free(NULL);
     prox_mesh_free(torus), prox_mesh_free(dent), prox_mesh_free(cube), prox_mesh_free(open);
 }

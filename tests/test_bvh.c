@@ -296,6 +296,23 @@ static void test_build_invariants(void)
         prox_mesh_free(M[m]);
     }
     CHECK(prox_bvh_build(NULL) == NULL, "NULL mesh refused");
+    /* a mesh changed by hand after loading: an index past the vertices, a
+     * NaN or infinite vertex (an unused one is harmless) */
+    prox_mesh *box = prox_mesh_make_box(prox_v3(1, 1, 1));
+    prox_bvh *ok = prox_bvh_build(box);
+    CHECK(ok != NULL, "the box builds");
+    prox_bvh_free(ok);
+    box->triangles[5][1] = box->vertex_count;
+    CHECK(prox_bvh_build(box) == NULL, "index past the vertices refused");
+    box->triangles[5][1] = 0;
+    const double bad[2] = {NAN, INFINITY};
+    for (int k = 0; k < 2; k++) {
+        prox_vec3 keep = box->vertices[3];
+        box->vertices[3].y = bad[k];
+        CHECK(prox_bvh_build(box) == NULL, "vertex %g refused", bad[k]);
+        box->vertices[3] = keep;
+    }
+    prox_mesh_free(box);
 }
 
 /* Ray-parity containment against the mesh's winding number, at random

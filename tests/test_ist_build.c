@@ -488,6 +488,16 @@ static void test_bad_meshes(void)
               strstr(err, "4 boundary edges") && strstr(err, "watertight"),
           "open: %s", err);
     prox_mesh_free(b);
+    /* changed by hand after loading (the analysis still says closed): an
+     * index past the vertices, a NaN vertex */
+    b = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.2));
+    b->triangles[3][2] = b->vertex_count + 7;
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "index past its vertices"), "index: %s", err);
+    b->triangles[3][2] = 0;
+    b->vertices[2].z = NAN;
+    CHECK(prox_ist_build(b, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "not finite"), "NaN vertex: %s", err);
+    prox_mesh_free(b);
+    CHECK(prox_ist_build(NULL, NULL, &t, err, sizeof err) == -1 && t == NULL && strstr(err, "no mesh"), "NULL mesh: %s", err);
     /* a closed box too large for the tree's floats (side 1e13: volume 1e39,
      * past FLT_MAX; it used to build, with node volumes of inf), and one
      * too far out (coordinates past 2^60) */
