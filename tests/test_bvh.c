@@ -955,6 +955,15 @@ static void test_cli(void)
         CHECK(n == n2 && n == N, "coherent line count");
         for (int i = 0; i < n && i < n2; i++)
             CHECK(strcmp(out[i], out2[i]) == 0, "--coherent line %d: %s vs %s", i, out2[i], out[i]);
+        /* --order best: the same exact distances (a different descent) */
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order best %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
+        run_cmd(cmd, out2, 64, &n2, err);
+        CHECK(n2 == N, "--order best line count %d", n2);
+        for (int i = 0; i < n2 && i < N; i++) {
+            double v = NAN;
+            CHECK(sscanf(out2[i], "%lf", &v) == 1 && fabs(v - want_d[i]) <= 1e-9 * (1 + want_d[i]),
+                  "--order best pose %d: %.17g vs brute %.17g", i, v, want_d[i]);
+        }
         /* --times: one `wall_us cpu_us` line per query, the answers unchanged */
         char tpath[300];
         snprintf(tpath, sizeof tpath, "%s/times.txt", dir);
@@ -980,6 +989,8 @@ static void test_cli(void)
     CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage"), "missing argument: %s", err);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --budget-us x", prox_bin, pa, pb, pp);
     CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--budget-us"), "bad budget: %s", err);
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order fast", prox_bin, pa, pb, pp);
+    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--order is auto, best or depth"), "bad order: %s", err);
     snprintf(cmd, sizeof cmd, "%s collide %s %s/missing.obj %s", prox_bin, pa, dir, pp);
     CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "missing.obj"), "missing mesh: %s", err);
     f = fopen(pp, "w");

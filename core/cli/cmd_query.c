@@ -12,7 +12,9 @@
  * pushes; with --boxes also how many colliding poses the inner boxes
  * decided (the paper's I_CI) and how many an exact test of two leaf pieces
  * (I_CP).
- * --boxes (collide) builds inner/outer box hierarchies from convex meshes. */
+ * --boxes (collide) builds inner/outer box hierarchies from convex meshes.
+ * --order picks the traversal order (prox_query.order): auto (default),
+ * best (smallest key first) or depth (last pushed first). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ typedef struct query_args {
     const char *a, *b, *poses;
     const char *times; /* --times FILE, or NULL */
     int coherent, normalize, ist, stats, boxes;
+    uint32_t order; /* prox_query_order */
     double budget_us, rel_err;
     int spheres;
 } query_args;
@@ -50,6 +53,22 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->boxes = 1;
         else if (!strcmp(s, "--times") && i + 1 < argc)
             qa->times = argv[++i];
+        else if (!strcmp(s, "--order") && i + 1 < argc) {
+            const char *o = argv[++i];
+            if (!strcmp(o, "auto"))
+                qa->order = PROX_ORDER_AUTO;
+            else if (!strcmp(o, "best"))
+                qa->order = PROX_ORDER_BEST_FIRST;
+            else if (!strcmp(o, "depth"))
+                qa->order = PROX_ORDER_DEPTH_FIRST;
+            else {
+                fprintf(stderr, "prox %s: --order is auto, best or depth, got '%s'\n", argv[0], o);
+                return -1;
+            }
+        } else if (!strcmp(s, "--order")) {
+            fprintf(stderr, "prox %s: --order needs auto, best or depth\nusage: prox %s\n", argv[0], usage);
+            return -1;
+        }
         else if (!strcmp(s, "--times")) {
             fprintf(stderr, "prox %s: --times needs a file name\nusage: prox %s\n", argv[0], usage);
             return -1;
@@ -234,6 +253,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         prox_query q = prox_query_default(kind);
         q.rel_err = qa.rel_err;
         q.use_cache = qa.coherent;
+        q.order = qa.order;
         prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
         prox_result r;
         uint64_t c0 = qa.times ? thread_cpu_ns() : 0;
@@ -301,15 +321,15 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
 int prox_cli_distance(int argc, char **argv)
 {
     return run_queries(argc, argv, PROX_QUERY_DISTANCE,
-                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--times FILE] [--stats]");
+                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--order auto|best|depth] [--times FILE] [--stats]");
 }
 
 int prox_cli_penvol(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order auto|best|depth] [--times FILE] [--stats]");
 }
 
 int prox_cli_collide(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--boxes] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--boxes] [--order auto|best|depth] [--times FILE] [--stats]");
 }
