@@ -975,6 +975,11 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
                  m->boundary_edges, m->nonmanifold_edges);
         return -1;
     }
+    double ext = prox_v3_dist(m->bbox_min, m->bbox_max);
+    if (m->misoriented_edges == 0 && fabs(m->volume) <= 1e-12 * ext * ext * ext) {
+        snprintf(err, errlen, "mesh encloses no volume (flat); box hierarchies need a solid convex polyhedron");
+        return -1;
+    }
     if (!m->oriented || !(m->volume > 0)) {
         snprintf(err, errlen,
                  "mesh is not oriented outward (%u misoriented edges, volume %.6g); box hierarchies need outward "

@@ -685,6 +685,12 @@ static void test_refusals(void)
     d.depth = 13;
     CHECK(prox_boxes_build(torus, &d, &b, err, sizeof err) == -1 && strstr(err, "depth 13"), "depth 13: '%s'", err);
     CHECK(prox_boxes_build(NULL, NULL, &b, err, sizeof err) == -1, "NULL mesh");
+    /* a closed, consistently oriented tetrahedron flattened into a plane */
+    const prox_vec3 fv[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    const uint32_t ft[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+    prox_mesh *flat = prox_mesh_from_arrays(fv, 4, ft, 4);
+    CHECK(flat && prox_boxes_build(flat, NULL, &b, err, sizeof err) == -1 && strstr(err, "no volume (flat)"), "flat: '%s'", err);
+    prox_mesh_free(flat);
     /* changed by hand after loading (the analysis still says closed) */
     prox_mesh *hand = prox_mesh_make_box(prox_v3(1, 1, 1));
     hand->triangles[0][0] = hand->vertex_count;
