@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "boxes_internal.h"
 
@@ -837,13 +836,6 @@ prox_boxes_def prox_boxes_def_default(void)
     return d;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Merge coplanar triangles into face planes and check convexity against
  * each face's first triangle. Fills n, d and flat (how far the face's
  * vertices lie below its plane; capacity BOXES_MAX_FACES); returns the
@@ -944,7 +936,7 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
         return -1;
     }
     *out = NULL;
-    double t0 = now_s();
+    double t0 = 1e-9 * (double)prox_now_ns();
     prox_boxes_def df = def ? *def : prox_boxes_def_default();
     if (df.depth == 0)
         df.depth = 4;
@@ -1052,7 +1044,7 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
         s->leaf_outer_volume += vout;
     }
     s->memory_bytes = prox_boxes_memory_bytes(b);
-    s->build_seconds = now_s() - t0;
+    s->build_seconds = 1e-9 * (double)prox_now_ns() - t0;
     free(n);
     free(d);
     free(flat);

@@ -104,7 +104,8 @@ static void cover_strips(prox_ist *t, const double (*P)[3], int p0, int ns, int 
 #define OUTER_MAX_PIECES 65536
 
 /* cells of size `cell` across a length, at least 1 and at most
- * OUTER_MAX_PIECES (a cell far below the length, or 0: the cap) */
+ * OUTER_MAX_PIECES (a cell far below the length: the cap; no cell size,
+ * 0: one) */
 static int cells_across(double length, double cell)
 {
     double n = cell > 0 ? ceil(length / cell) : 1;

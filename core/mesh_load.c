@@ -120,14 +120,20 @@ static size_t off_strip(char *t, size_t n)
     return w;
 }
 
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
 /* OFF's keyword, [ST][C][N][4][n]OFF (as assimp reads it), first in p
  * after white space and '#' comment lines: returns the end of it and sets
  * *has_dim (a dimension follows), or NULL. */
 static const char *off_keyword(const char *p, const char *end, int *has_dim)
 {
     for (;;) {
-        while (p < end && isspace((unsigned char)*p))
-            p++;
+        p = skip_space(p, end);
         if (p >= end || *p != '#')
             break;
         while (p < end && *p != '\n' && *p != '\r')
@@ -144,13 +150,6 @@ static const char *off_keyword(const char *p, const char *end, int *has_dim)
     *has_dim = p < end && *p == 'n';
     p += *has_dim;
     return end - p >= 3 && memcmp(p, "OFF", 3) == 0 ? p + 3 : NULL;
-}
-
-static const char *skip_space(const char *p, const char *end)
-{
-    while (p < end && isspace((unsigned char)*p))
-        p++;
-    return p;
 }
 
 /* OFF header in comment-free text: [keyword] [dimension] vertices faces
@@ -216,8 +215,7 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
         size_t len[6];
         int nt = 0;
         for (const char *p = s; p < e && nt < 6;) {
-            while (p < e && isspace((unsigned char)*p))
-                p++;
+            p = skip_space(p, e);
             if (p >= e)
                 break;
             tok[nt] = p;

@@ -126,14 +126,9 @@ static inline double prox_quat_norm(prox_quat q)
 /* q / |q|; the identity for a zero or non-finite q */
 static inline prox_quat prox_quat_normalize(prox_quat q)
 {
-    double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    if (!(n > 1e-150 && n < 1e150)) { /* scaled first (see prox_quat_norm) */
-        double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
-        if (!(m > 0.0) || !isfinite(m))
-            return prox_quat_identity();
-        q.w /= m, q.x /= m, q.y /= m, q.z /= m;
-        n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    }
+    double n = prox_quat_norm(q);
+    if (!(n > 0.0) || !isfinite(n))
+        return prox_quat_identity();
     prox_quat r = {q.w / n, q.x / n, q.y / n, q.z / n};
     return r;
 }

@@ -445,7 +445,6 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
                     goto create_failed;
             }
             long x, y, z, c;
-            char extra[2];
             if (sscanf(line, "%ld %ld %ld %ld %1s", &x, &y, &z, &c, extra) != 4) {
                 snprintf(err, errlen, "%s:%d: want 'x y z class'", path, lineno);
                 goto fail;

@@ -53,6 +53,10 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->boxes = 1;
         else if (!strcmp(s, "--times") && i + 1 < argc)
             qa->times = argv[++i];
+        else if (!strcmp(s, "--times")) {
+            fprintf(stderr, "prox %s: --times needs a file name\nusage: prox %s\n", argv[0], usage);
+            return -1;
+        }
         else if (!strcmp(s, "--order") && i + 1 < argc) {
             const char *o = argv[++i];
             if (!strcmp(o, "auto"))
@@ -67,10 +71,6 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             }
         } else if (!strcmp(s, "--order")) {
             fprintf(stderr, "prox %s: --order needs auto, best or depth\nusage: prox %s\n", argv[0], usage);
-            return -1;
-        }
-        else if (!strcmp(s, "--times")) {
-            fprintf(stderr, "prox %s: --times needs a file name\nusage: prox %s\n", argv[0], usage);
             return -1;
         }
         else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) && i + 1 < argc) {
