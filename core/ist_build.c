@@ -224,7 +224,7 @@ int ist_derive(prox_ist *t)
     derive_vrec(t);
     /* outer balls: the per-sphere radii are a build-time computation
      * (files of version 4 on store them) */
-    if ((!t->orad_leaf && ist_outer_build(t) != 0) || ist_outer_lanes(t) != 0)
+    if ((!t->slab && ist_outer_build(t) != 0) || ist_outer_lanes(t) != 0)
         return -1;
     uint32_t r = t->tree.root;
     memcpy(t->nsph[r], t->root, sizeof t->root);
@@ -258,6 +258,8 @@ void prox_ist_free(prox_ist *t)
     free(t->lbr);
     free(t->orad_leaf);
     free(t->orad);
+    free(t->slab);
+    free(t->sflat);
     free(t->vrec);
     ist_tritree_free(&t->tritree);
     free(t->nodes);

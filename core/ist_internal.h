@@ -115,6 +115,14 @@ struct prox_ist {
      * them. */
     float *orad_leaf;
     float (*orad)[4];
+    /* slabs (ist_outer.c): per sphere, a unit normal (its attached
+     * triangle's) and the range [lo, hi] of n . x over the surface piece
+     * assigned to it (stored in files from version 6 on, computed at load
+     * for older ones); no slab: n = 0, lo = -inf, hi = inf. Derived: the
+     * flat ones marked (sflat, 1 where thinner than IST_SLAB_FLAT times
+     * the outer radius). The distance query bounds flat pieces with them. */
+    float (*slab)[5];
+    uint8_t *sflat;
     /* per node: centroid of its leaves' secondary volume and the radius of
      * a ball of that volume (the expected-overlap model, see
      * expected_vol in ist_penvol.c) */
@@ -147,8 +155,18 @@ int ist_tritree_obb(ist_tritree *g);
  * memory. The derivations recurse over the tree. */
 #define IST_TRITREE_MAX_DEPTH 80
 int ist_tritree_shape_ok(const ist_tritree *g);
-/* outer balls: per sphere (every triangle against the tree: build time)
- * and per node record (bottom up: load time). 0, or -1 out of memory. */
+/* A slab counts as flat (and the distance query bounds its piece with it)
+ * when its thickness is at most this fraction of its outer radius. Flat
+ * faces give 0; the median over the bench meshes' default trees is 0.14
+ * (fandisk) to 0.50 (armadillo), and about a quarter of bunny00's and
+ * fandisk's spheres hold no surface at all (no slab). Measured: see
+ * settle_leaf in ist_distance.c. */
+#define IST_SLAB_FLAT 0.05f
+
+/* outer balls and slabs: per sphere (every triangle against the tree:
+ * build time; outer radii already set, as loaded from a file, are kept)
+ * and per node record (bottom up: load time; the slabs' flat marks too).
+ * 0, or -1 out of memory. */
 int ist_outer_build(prox_ist *t);
 int ist_outer_lanes(prox_ist *t);
 void ist_tritree_free(ist_tritree *g);
@@ -180,7 +198,7 @@ int ist_derive(prox_ist *t);
  * per-axis counts to int only below the limit). The build refuses grids
  * of more than IST_MAX_GRID_CELLS cells (every version has), and loading
  * refuses a file whose voxel size makes a larger grid over its own mesh:
- * no build wrote it, and loading versions 1 to 3 cuts every triangle into
+ * no build wrote it, and loading versions 1 to 5 cuts every triangle into
  * cells of half a voxel (ist_outer_build). */
 #define IST_MAX_GRID_CELLS 60000000.0
 static inline double ist_grid_cells(prox_vec3 ext, double h)

@@ -12,6 +12,12 @@
  * certified lower bound on the distance of the surfaces, which a node
  * inherits by enclosing its children's outer balls.
  *
+ * Slabs: each sphere's piece also lies between two parallel planes, normal
+ * to the sphere's attached triangle, at the lowest and highest offset of
+ * the piece's corners along that normal. On flat parts of the surface the
+ * slab is (nearly) a plane, and bounds the distance of facing pieces far
+ * better than their balls (ist_distance.c, slab_bound).
+ *
  * Coverage is exact, not sampled: each triangle is cut into sub-triangles
  * (a barycentric grid whose cells are at most half a voxel across), each
  * sub-triangle goes whole to the sphere nearest its centroid, and by
@@ -55,11 +61,21 @@ static void nearest_sphere(const prox_ist *t, uint32_t id, const double p[3], do
             nearest_sphere(t, nd->child[ord[a]], p, best, which);
 }
 
+/* the cover pass: outer radii to grow (or NULL: loaded from a file, kept)
+ * and each sphere's range of offsets n . x along its slab normal */
+typedef struct cover_ctx {
+    prox_ist *t;
+    float *orad; /* t->orad_leaf while it is computed, else NULL */
+    double (*range)[2];
+} cover_ctx;
+
 /* a piece of the surface (a convex polygon of n corners) goes whole to
  * the sphere nearest its centroid, whose outer radius grows to reach its
- * corners (by convexity its farthest point from the centre) */
-static void cover_piece(prox_ist *t, const double (*V)[3], int n)
+ * corners (by convexity its farthest point from the centre) and whose
+ * slab's offset range to hold them */
+static void cover_piece(cover_ctx *cv, const double (*V)[3], int n)
 {
+    prox_ist *t = cv->t;
     double cen[3] = {0, 0, 0};
     for (int q = 0; q < n; q++)
         for (int k = 0; k < 3; k++)
@@ -68,11 +84,17 @@ static void cover_piece(prox_ist *t, const double (*V)[3], int n)
     uint32_t s = 0;
     nearest_sphere(t, t->tree.root, cen, &best, &s);
     const ist_sphere *q = &t->spheres[s];
-    for (int v = 0; v < n; v++) {
+    for (int v = 0; v < n && cv->orad; v++) {
         double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;
         float R = (float)(sqrt(dx * dx + dy * dy + dz * dz) * (1 + 1e-6));
-        if (R > t->orad_leaf[s])
-            t->orad_leaf[s] = R;
+        if (R > cv->orad[s])
+            cv->orad[s] = R;
+    }
+    const float *sl = t->slab[s];
+    for (int v = 0; v < n; v++) {
+        double o = sl[0] * V[v][0] + sl[1] * V[v][1] + sl[2] * V[v][2];
+        cv->range[s][0] = fmin(cv->range[s][0], o);
+        cv->range[s][1] = fmax(cv->range[s][1], o);
     }
 }
 
@@ -82,7 +104,7 @@ static void cover_piece(prox_ist *t, const double (*V)[3], int n)
  * trapezoids (triangles at P0), convex, sides at most a cell long. The
  * square barycentric grid would cut it into sub^2 pieces of a cell where
  * ns * nu suffice (a fan of 4002 slivers as long as the object: 12.6 s). */
-static void cover_strips(prox_ist *t, const double (*P)[3], int p0, int ns, int nu)
+static void cover_strips(cover_ctx *cv, const double (*P)[3], int p0, int ns, int nu)
 {
     const double *A = P[p0], *B = P[(p0 + 1) % 3], *C = P[(p0 + 2) % 3];
     for (int i = 0; i < ns; i++)
@@ -94,9 +116,9 @@ static void cover_strips(prox_ist *t, const double (*P)[3], int p0, int ns, int 
                 for (int k = 0; k < 3; k++)
                     V[q][k] = A[k] + sv[q] * ((B[k] - A[k]) + uv[q] * (C[k] - B[k]));
             if (i == 0) /* corners 0 and 1 are both P0 */
-                cover_piece(t, (const double (*)[3])V + 1, 3);
+                cover_piece(cv, (const double (*)[3])V + 1, 3);
             else
-                cover_piece(t, (const double (*)[3])V, 4);
+                cover_piece(cv, (const double (*)[3])V, 4);
         }
 }
 
@@ -114,14 +136,42 @@ static int cells_across(double length, double cell)
 
 int ist_outer_build(prox_ist *t)
 {
-    free(t->orad_leaf);
-    t->orad_leaf = malloc(sizeof *t->orad_leaf * (t->sphere_count ? t->sphere_count : 1));
-    if (!t->orad_leaf)
+    cover_ctx cv = {t, NULL, NULL};
+    const size_t ns = t->sphere_count ? t->sphere_count : 1;
+    if (!t->orad_leaf) {
+        t->orad_leaf = malloc(sizeof *t->orad_leaf * ns);
+        if (!t->orad_leaf)
+            return -1;
+        for (uint32_t i = 0; i < t->sphere_count; i++)
+            t->orad_leaf[i] = t->spheres[i].r;
+        cv.orad = t->orad_leaf;
+    }
+    free(t->slab);
+    t->slab = malloc(sizeof *t->slab * ns);
+    cv.range = malloc(sizeof *cv.range * ns);
+    if (!t->slab || !cv.range) {
+        free(cv.range);
         return -1;
-    for (uint32_t i = 0; i < t->sphere_count; i++)
-        t->orad_leaf[i] = t->spheres[i].r;
-    if (t->sphere_count == 0)
+    }
+    /* each slab's normal: the sphere's attached triangle's (the nearest
+     * triangle to its centre), unit in doubles then rounded; none (0) for
+     * a triangle without area */
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        uint32_t f = t->spheres[i].tri;
+        prox_vec3 nrm = prox_v3(0, 0, 0);
+        if (f < t->tri_count) {
+            prox_vec3 a = t->verts[t->tris[f][0]], b = t->verts[t->tris[f][1]], c = t->verts[t->tris[f][2]];
+            nrm = prox_v3_cross(prox_v3_sub(b, a), prox_v3_sub(c, a));
+            double l = prox_v3_len(nrm);
+            nrm = l > 0 && isfinite(l) ? prox_v3_scale(nrm, 1.0 / l) : prox_v3(0, 0, 0);
+        }
+        t->slab[i][0] = (float)nrm.x, t->slab[i][1] = (float)nrm.y, t->slab[i][2] = (float)nrm.z;
+        cv.range[i][0] = INFINITY, cv.range[i][1] = -INFINITY;
+    }
+    if (t->sphere_count == 0) {
+        free(cv.range);
         return 0;
+    }
     const double cell = 0.5 * t->voxel_size;
     for (uint32_t f = 0; f < t->tri_count; f++) {
         double P[3][3];
@@ -147,7 +197,7 @@ int ist_outer_build(prox_ist *t)
              * strips cover as exactly, only less tightly (nu < 64 here) */
             if ((double)len * nu > OUTER_MAX_PIECES)
                 len = OUTER_MAX_PIECES / nu;
-            cover_strips(t, (const double (*)[3])P, opp, len, nu);
+            cover_strips(&cv, (const double (*)[3])P, opp, len, nu);
             continue;
         }
         /* grid point (a, b): P0 + a/sub (P1 - P0) + b/sub (P2 - P0); cells
@@ -164,9 +214,23 @@ int ist_outer_build(prox_ist *t)
                         for (int k = 0; k < 3; k++)
                             V[q][k] = P[0][k] + u * (P[1][k] - P[0][k]) + w * (P[2][k] - P[0][k]);
                     }
-                    cover_piece(t, (const double (*)[3])V, 3);
+                    cover_piece(&cv, (const double (*)[3])V, 3);
                 }
     }
+    /* the offsets in float, widened by the rounding of the float normal
+     * (relative 1e-6 of the corners' size) and rounded outwards; no
+     * surface assigned or no normal: no slab (-inf, inf) */
+    for (uint32_t i = 0; i < t->sphere_count; i++) {
+        float *sl = t->slab[i];
+        double lo = cv.range[i][0], hi = cv.range[i][1];
+        if (!(lo <= hi) || (sl[0] == 0 && sl[1] == 0 && sl[2] == 0)) {
+            sl[0] = sl[1] = sl[2] = 0, sl[3] = -INFINITY, sl[4] = INFINITY;
+            continue;
+        }
+        double m = 1e-6 * (fabs(lo) + fabs(hi) + t->orad_leaf[i] + fabs(t->spheres[i].x) + fabs(t->spheres[i].y) + fabs(t->spheres[i].z));
+        sl[3] = nextafterf((float)(lo - m), -INFINITY), sl[4] = nextafterf((float)(hi + m), INFINITY);
+    }
+    free(cv.range);
     return 0;
 }
 
@@ -176,8 +240,12 @@ int ist_outer_lanes(prox_ist *t)
 {
     free(t->orad);
     t->orad = malloc(sizeof *t->orad * (t->node_count ? t->node_count : 1));
-    if (!t->orad)
+    free(t->sflat);
+    t->sflat = calloc(t->sphere_count ? t->sphere_count : 1, 1);
+    if (!t->orad || !t->sflat)
         return -1;
+    for (uint32_t i = 0; t->slab && i < t->sphere_count; i++)
+        t->sflat[i] = t->slab[i][4] - t->slab[i][3] <= IST_SLAB_FLAT * t->orad_leaf[i];
     for (uint32_t i = t->node_count; i-- > 0;) {
         const ist_node *nd = &t->nodes[i];
         for (int j = 0; j < 4; j++) {

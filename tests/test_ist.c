@@ -298,7 +298,8 @@ static void test_files(void)
 {
     prox_mesh *m = prox_mesh_make_torus(0.4, 0.12, 32, 16);
     prox_ist *t = build(m, 300);
-    const size_t obb_bytes = sizeof(float[15]) * t->tritree.node_count; /* version 5's block, the last */
+    const size_t obb_bytes = sizeof(float[15]) * t->tritree.node_count; /* version 5's block */
+    const size_t slab_bytes = sizeof(float[5]) * t->sphere_count;       /* version 6's, the last */
     char path[] = "/tmp/hapticd-ist-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
@@ -313,14 +314,38 @@ static void test_files(void)
         CHECK(!memcmp(u->sec, t->sec, sizeof(float[4]) * t->sphere_count), "secondary spheres equal");
         CHECK(!memcmp(u->orad_leaf, t->orad_leaf, sizeof(float) * t->sphere_count), "outer radii equal");
         CHECK(!memcmp(u->tritree.obb, t->tritree.obb, obb_bytes), "oriented boxes equal");
+        CHECK(!memcmp(u->slab, t->slab, slab_bytes), "slabs equal");
+        CHECK(!memcmp(u->sflat, t->sflat, t->sphere_count), "flat marks equal");
         prox_ist_free(u);
+    }
+    /* a version 5 file (no slabs) computes them at load, the same; a slab
+     * whose offsets are not a number or out of order, or whose normal is
+     * not unit, is refused */
+    {
+        size_t full;
+        unsigned char *b = check_read_file(path, &full);
+        CHECK(b != NULL && full > slab_bytes + 12, "read back");
+        char p5[] = "/tmp/hapticd-ist5-XXXXXX";
+        CHECK(write_as_version(path, 5, full - 4 - slab_bytes, p5) == 0, "write v5");
+        prox_ist *w = NULL;
+        CHECK(prox_ist_load(p5, &w, err, sizeof err) == 0 && w, "version 5 loads: %s", err);
+        if (w)
+            CHECK(!memcmp(w->slab, t->slab, slab_bytes), "version 5: slabs computed alike");
+        prox_ist_free(w);
+        unlink(p5);
+        const size_t last = full - 4 - sizeof(float[5]); /* the last sphere's slab */
+        expect_inconsistent(b, full, 6, last + 3 * sizeof(float), NAN, "NaN slab offset");
+        expect_inconsistent(b, full, 6, last + 3 * sizeof(float), 1e30f, "slab offsets out of order");
+        expect_inconsistent(b, full, 6, last, 2.0f, "slab normal not unit");
+        free(b);
     }
     /* a version 4 file (no oriented boxes) derives them at load, the same;
      * an oriented box turned inside out, or not a number, is refused */
     {
         size_t full;
         unsigned char *b = check_read_file(path, &full);
-        CHECK(b != NULL && full > obb_bytes + 12, "read back");
+        CHECK(b != NULL && full > slab_bytes + obb_bytes + 12, "read back");
+        full -= slab_bytes; /* as a version 5 file: the oriented boxes end it */
         char p4[] = "/tmp/hapticd-ist4-XXXXXX";
         CHECK(write_as_version(path, 4, full - 4 - obb_bytes, p4) == 0, "write v4");
         prox_ist *w = NULL;
@@ -340,7 +365,7 @@ static void test_files(void)
         size_t full;
         unsigned char *b = check_read_file(path, &full);
         CHECK(b != NULL && full > 4 * t->sphere_count + obb_bytes + 12, "read back");
-        full -= obb_bytes; /* as a version 4 file: the outer radii end it */
+        full -= slab_bytes + obb_bytes; /* as a version 4 file: the outer radii end it */
         char p3[] = "/tmp/hapticd-ist3-XXXXXX";
         CHECK(write_as_version(path, 3, full - 4 - sizeof(float) * t->sphere_count, p3) == 0, "write v3");
         prox_ist *w = NULL;
@@ -380,7 +405,8 @@ static void test_files(void)
         CHECK(b != NULL && full > 16 * t->sphere_count + obb_bytes + 12, "read back");
         free(b);
         char p2[] = "/tmp/hapticd-ist2-XXXXXX";
-        CHECK(write_as_version(pc, 2, full - 4 - obb_bytes - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0, "write v2");
+        CHECK(write_as_version(pc, 2, full - 4 - slab_bytes - obb_bytes - (sizeof(float[3]) + sizeof(float)) * t->sphere_count, p2) == 0,
+              "write v2");
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p2, &w, err, sizeof err) == 0 && w, "version 2 loads: %s", err);
         if (w) {
@@ -413,7 +439,7 @@ static void test_files(void)
                 prox_xform xb = prox_xform_from_pose(prox_v3(0.6 + 0.05 * i, 0.1 * i, 0.05), prox_quat_axis_angle(prox_v3(0, 1, 1), 0.3 * i));
                 prox_result r1 = run(prox_ist_tree(w), prox_ist_tree(w), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
                 prox_result r2 = run(prox_ist_tree(wc), prox_ist_tree(wc), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
-                CHECK(r1.value == r2.value, "version 1 file answers %.17g, the same tree of version 5 %.17g", r1.value, r2.value);
+                CHECK(r1.value == r2.value, "version 1 file answers %.17g, the same tree of version 6 %.17g", r1.value, r2.value);
             }
         }
         prox_ist_free(w);
@@ -768,6 +794,105 @@ static void test_distance_many_places(void)
     free_scene(A, B, ba, bb, ma, mb);
 }
 
+/* A box of half extents h with every face cut into n x n squares (two
+ * triangles each): one welded, closed, outward-wound mesh. */
+static prox_mesh *make_tiled_box(prox_vec3 h, int n)
+{
+    const int m = n + 1;
+    int32_t *id = malloc(sizeof *id * (size_t)m * m * m);
+    prox_vec3 *v = malloc(sizeof *v * (size_t)m * m * m);
+    uint32_t (*t)[3] = malloc(sizeof *t * 12 * (size_t)n * n);
+    CHECK(id && v && t, "memory");
+    prox_mesh *out = NULL;
+    if (id && v && t) {
+        uint32_t nv = 0, nt = 0;
+        const double he[3] = {h.x, h.y, h.z};
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++)
+                for (int k = 0; k < m; k++) {
+                    int on = i == 0 || i == n || j == 0 || j == n || k == 0 || k == n;
+                    id[(i * m + j) * m + k] = on ? (int32_t)nv : -1;
+                    if (on)
+                        v[nv++] = prox_v3(he[0] * (2.0 * i / n - 1), he[1] * (2.0 * j / n - 1), he[2] * (2.0 * k / n - 1));
+                }
+        /* face a = 0 or n along axis a: squares over the next two axes
+         * (b, c), wound so that e_b x e_c = e_a points out on the upper face */
+        for (int a = 0; a < 3; a++)
+            for (int side = 0; side < 2; side++)
+                for (int u = 0; u < n; u++)
+                    for (int w = 0; w < n; w++) {
+                        uint32_t q[4];
+                        const int du[4] = {0, 1, 1, 0}, dw[4] = {0, 0, 1, 1};
+                        for (int c = 0; c < 4; c++) {
+                            int g[3];
+                            g[a] = side ? n : 0, g[(a + 1) % 3] = u + du[c], g[(a + 2) % 3] = w + dw[c];
+                            q[c] = (uint32_t)id[(g[0] * m + g[1]) * m + g[2]];
+                        }
+                        if (side) {
+                            t[nt][0] = q[0], t[nt][1] = q[1], t[nt][2] = q[2], nt++;
+                            t[nt][0] = q[0], t[nt][1] = q[2], t[nt][2] = q[3], nt++;
+                        } else {
+                            t[nt][0] = q[0], t[nt][1] = q[2], t[nt][2] = q[1], nt++;
+                            t[nt][0] = q[0], t[nt][1] = q[3], t[nt][2] = q[2], nt++;
+                        }
+                    }
+        out = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])t, nt);
+    }
+    free(id), free(v), free(t);
+    return out;
+}
+
+/* Two tiled plates nearly parallel, one above the other (a tool face on a
+ * table): the outer balls of every facing leaf pair come far closer than
+ * the pieces in them, so without more than the balls every facing pair is
+ * settled (README, known limitations). Flat pieces' slabs (IST_SLAB_FLAT)
+ * prune them where they show the pieces no closer than the best found.
+ * The answers against the exact mesh distance, and against the same
+ * queries with the flat marks cleared (the slabs unused): the same
+ * distances at under half the triangle tests and a fraction of the
+ * settled pairs. */
+static void test_distance_flat_plates(void)
+{
+    prox_mesh *m = make_tiled_box(prox_v3(0.3, 0.3, 0.025), 12);
+    CHECK(m && m->closed && m->oriented, "the tiled plate is one closed, oriented mesh");
+    prox_ist *A = build(m, 1000);
+    prox_bvh *ba = prox_bvh_build(m);
+    if (!A || !ba) {
+        prox_ist_free(A), prox_bvh_free(ba), prox_mesh_free(m);
+        return;
+    }
+    int flat = 0;
+    for (uint32_t i = 0; i < A->sphere_count; i++)
+        flat += A->sflat[i];
+    CHECK(flat > (int)A->sphere_count / 2, "most of a plate's spheres stand for flat pieces (%d of %u)", flat, A->sphere_count);
+    uint8_t *sflat = malloc(A->sphere_count);
+    CHECK(sflat != NULL, "memory");
+    unsigned long long s = 21;
+    unsigned long long tests_on = 0, tests_off = 0;
+    double worst = 0;
+    for (int i = 0; i < 8 && sflat; i++) {
+        double gap = check_rng_uniform(&s, 0.002, 0.02);
+        prox_quat q = prox_quat_axis_angle(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), 0), check_rng_uniform(&s, 0, 0.02));
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.05, 0.05), check_rng_uniform(&s, -0.05, 0.05), 0.05 + gap), q);
+        prox_result exact = run(prox_bvh_tree(ba), prox_bvh_tree(ba), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        prox_result on = run(prox_ist_tree(A), prox_ist_tree(A), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        memcpy(sflat, A->sflat, A->sphere_count);
+        memset(A->sflat, 0, A->sphere_count);
+        prox_result off = run(prox_ist_tree(A), prox_ist_tree(A), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        memcpy(A->sflat, sflat, A->sphere_count);
+        CHECK(on.complete && on.value >= exact.value - 1e-9 && on.lower <= exact.value + 1e-9, "plates: IST %g [%g, ...] against exact %g",
+              on.value, on.lower, exact.value);
+        CHECK(on.value <= off.value * (1 + 1e-9), "plates: with slabs %.9g, without %.9g", on.value, off.value);
+        worst = fmax(worst, (on.value - exact.value) / exact.value);
+        tests_on += on.leaf_tests, tests_off += off.leaf_tests;
+    }
+    CHECK(worst < 0.005, "plates: IST distance within 0.5%% of exact (worst %.3g)", worst);
+    CHECK(2 * tests_on < tests_off, "plates: %llu triangle and sphere tests with slabs, %llu without", tests_on, tests_off);
+    fprintf(stderr, "    flat plates: worst error %.2g; tests with slabs %llu, without %llu\n", worst, tests_on, tests_off);
+    free(sflat);
+    prox_ist_free(A), prox_bvh_free(ba), prox_mesh_free(m);
+}
+
 /* One mesh of eight separate fins (0.012 thick, 0.5 long, 0.25 tall,
  * 0.07 apart along x), parallel to the yz plane. */
 static prox_mesh *make_comb(void)
@@ -980,10 +1105,18 @@ static void test_thin_shell(void)
  * random interior points of all triangles, against all spheres), no outer
  * ball is smaller than its inner sphere, and every node record's outer
  * lane encloses the outer balls below it. */
+/* whether slab sl (normal, offsets; none: -inf to inf) holds point q, to
+ * its float rounding */
+static int slab_holds(const float *sl, prox_vec3 q)
+{
+    double o = sl[0] * q.x + sl[1] * q.y + sl[2] * q.z, tol = 1e-6 * (fabs(q.x) + fabs(q.y) + fabs(q.z) + 1);
+    return o >= sl[3] - tol && o <= sl[4] + tol;
+}
+
 static void check_outer_cover(const prox_mesh *m, const prox_ist *t, const char *what)
 {
     unsigned long long s = 5;
-    int uncovered = 0, smaller = 0, loose = 0;
+    int uncovered = 0, smaller = 0, loose = 0, outside_slabs = 0;
     for (uint32_t i = 0; i < t->sphere_count; i++)
         smaller += t->orad_leaf[i] < t->spheres[i].r;
     for (uint32_t f = 0; f < m->triangle_count; f++) {
@@ -1004,6 +1137,13 @@ static void check_outer_cover(const prox_mesh *m, const prox_ist *t, const char 
             for (uint32_t i = 0; i < t->sphere_count && !in; i++)
                 in = prox_v3_dist(q, prox_v3(t->spheres[i].x, t->spheres[i].y, t->spheres[i].z)) <= t->orad_leaf[i];
             uncovered += !in;
+            /* and in the slab of such a sphere (the distance query bounds
+             * flat pieces by slab and ball together) */
+            int in_slab = 0;
+            for (uint32_t i = 0; i < t->sphere_count && !in_slab; i++)
+                in_slab = prox_v3_dist(q, prox_v3(t->spheres[i].x, t->spheres[i].y, t->spheres[i].z)) <= t->orad_leaf[i] &&
+                          slab_holds(t->slab[i], q);
+            outside_slabs += !in_slab;
         }
     }
     /* node lanes: children's outer balls about the record centres enclose
@@ -1031,6 +1171,7 @@ static void check_outer_cover(const prox_mesh *m, const prox_ist *t, const char 
     CHECK(uncovered == 0, "%s: %d surface points outside every outer ball", what, uncovered);
     CHECK(smaller == 0, "%s: %d outer balls smaller than their inner spheres", what, smaller);
     CHECK(loose == 0, "%s: %d leaves outside their ancestors' outer lanes", what, loose);
+    CHECK(outside_slabs == 0, "%s: %d surface points in no sphere's outer ball and slab", what, outside_slabs);
 }
 
 /* on a torus (the square grid of pieces; slivers, covered in strips:
@@ -1052,7 +1193,8 @@ static double now_s(void)
 }
 
 /* A voxel size far below the mesh's. Versions 1 to 3 have their outer
- * radii derived at load, the triangles cut into cells of half a voxel: at
+ * radii derived at load (versions 1 to 5 their slabs), the triangles cut
+ * into cells of half a voxel: at
  * 1e-7 on this box (0.6 long) the counts overflowed int and the cut ran
  * some 6e13 pieces (the loader hung). Loading refuses such a file at once, and the cut
  * itself stays within 256 x 256 pieces a triangle whatever the voxel size,
@@ -1072,7 +1214,8 @@ static void test_tiny_voxel_size(void)
     CHECK(fd >= 0 && prox_ist_save(t, path, err, sizeof err) == 0, "save: %s", err);
     size_t full;
     unsigned char *b = check_read_file(path, &full);
-    const size_t tail = sizeof(float[15]) * t->tritree.node_count + sizeof(float) * t->sphere_count; /* versions 4 and 5's blocks */
+    const size_t tail = sizeof(float[15]) * t->tritree.node_count + sizeof(float) * t->sphere_count +
+                        sizeof(float[5]) * t->sphere_count; /* versions 4 to 6's blocks */
     CHECK(b != NULL && full > tail + 200, "read back");
     if (b) {
         const double tiny = 1e-7;
@@ -1095,6 +1238,8 @@ static void test_tiny_voxel_size(void)
     const double sizes[3] = {1e-7, 1e-30, 0.0};
     for (int k = 0; k < 3; k++) {
         t->voxel_size = sizes[k];
+        free(t->orad_leaf); /* computed again, not kept */
+        t->orad_leaf = NULL;
         double t0 = now_s();
         CHECK(ist_outer_build(t) == 0 && ist_outer_lanes(t) == 0, "outer balls");
         printf("    outer balls at voxel size %g: %.3f s\n", sizes[k], now_s() - t0);
@@ -1369,6 +1514,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_slivers);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_distance_many_places);
+    RUN_TEST(test_distance_flat_plates);
     RUN_TEST(test_distance_crossing_fins);
     RUN_TEST(test_thin_parts);
     RUN_TEST(test_thin_shell);
