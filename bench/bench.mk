@@ -36,6 +36,10 @@ $(B)/subdivide: bench/subdivide.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
 
+$(B)/gen_plates: bench/gen_plates.c $(BUILD)/libprox.a
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+
 $(B)/stall_probe: bench/stall_probe.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $< -o $@
@@ -44,7 +48,7 @@ $(B)/load_gen: bench/load_gen.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_B) $< -o $@ -llo -lm
 
-bench-distance: $(B)/gen_poses $(B)/fcl_distance
+bench-distance: $(B)/gen_poses $(B)/fcl_distance $(B)/gen_plates
 	BUILD=$(BUILD) sh bench/run_distance.sh
 
 bench-ist: $(B)/gen_poses $(B)/cgal_volume $(B)/stall_probe $(B)/subdivide

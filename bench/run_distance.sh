@@ -102,4 +102,29 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
     echo "$row" >> "$out"
     echo "distance: $m budgeted done" >&2
 done
+# Flat contact (a tool face over a table): two tiled plates nearly
+# parallel (gen_plates: 0.6 x 0.6 x 0.05, 24 x 24 squares a face, tilts up
+# to 0.02 rad, gaps 0.002-0.02), where every facing pair of surface pieces
+# comes about as close as the closest (README, known limitations).
+N_PLATES=${N_PLATES:-40}
+"$B/gen_plates" "$tmp/plate.off" "$N_PLATES" 7 > "$tmp/plate.poses"
+"$BUILD/prox" build "$tmp/plate.off" -o "$tmp/plate.ist" --spheres 4096 > "$tmp/plate.build" 2>&1
+"$B/fcl_distance" "$tmp/plate.off" "$tmp/plate.off" "$tmp/plate.poses" > "$tmp/fcl.out" 2> "$tmp/fcl.err"
+"$BUILD/prox" distance "$tmp/plate.off" "$tmp/plate.off" "$tmp/plate.poses" > "$tmp/bvh.out" 2> "$tmp/bvh.err"
+"$BUILD/prox" distance "$tmp/plate.ist" "$tmp/plate.ist" "$tmp/plate.poses" > "$tmp/ist.out" 2> "$tmp/ist.err"
+"$BUILD/prox" distance "$tmp/plate.ist" "$tmp/plate.ist" "$tmp/plate.poses" --budget-us 200 > "$tmp/istb.out" 2> "$tmp/istb.err"
+set -- $(stat "$tmp/fcl.err"); fm=$1 fp=$2 fx=$3
+set -- $(stat "$tmp/bvh.err"); bm=$1 bp=$2 bx=$3
+set -- $(stat "$tmp/ist.err"); im=$1 ip=$2 ix=$3
+set -- $(stat "$tmp/istb.err"); jm=$1 jp=$2 jx=$3
+{
+echo
+echo "Flat contact: two tiled plates nearly parallel (\`gen_plates\`: 0.6 x 0.6 x 0.05, 24 x 24 squares a face, tilted up"
+echo "to 0.02 rad, gaps 0.002-0.02; $N_PLATES poses; IST at 4096 spheres). Times med / p99 / max us; rel err max against FCL."
+echo
+echo "| FCL | prox BVH | BVH max rel err | prox IST | IST ratio med, p99 | IST max rel err | IST --budget-us 200 | its max rel err |"
+echo "|---|---|---|---|---|---|---|---|"
+echo "| $fm / $fp / $fx | $bm / $bp / $bx | $(max_err "$tmp/fcl.out" "$tmp/bvh.out") | $im / $ip / $ix | $(awk "BEGIN{printf \"%.2f, %.2f\", $fm/$im, $fp/$ip}") | $(max_err "$tmp/fcl.out" "$tmp/ist.out") | $jm / $jp / $jx | $(max_err "$tmp/fcl.out" "$tmp/istb.out") |"
+} >> "$out"
+echo "distance: plates done" >&2
 cat "$out"

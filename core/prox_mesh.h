@@ -71,6 +71,10 @@ void prox_mesh_free(prox_mesh *m);
 
 /* Procedural, closed, outward-oriented shapes centred at the origin. */
 prox_mesh *prox_mesh_make_box(prox_vec3 half_extents);
+/* The same box with every face cut into n x n squares of two triangles
+ * each (12 n^2 triangles, welded): a flat, finely tessellated surface.
+ * n from 1 to 1024, else NULL. */
+prox_mesh *prox_mesh_make_tiled_box(prox_vec3 half_extents, int n);
 prox_mesh *prox_mesh_make_sphere(double radius, int subdivisions); /* icosphere, 20*4^s triangles */
 prox_mesh *prox_mesh_make_torus(double major_r, double minor_r, int major_segments, int minor_segments);
 /* A random triangle soup (not closed) inside a cube of half-size `extent`. */

@@ -62,6 +62,39 @@ static prox_mesh *sb_finish(shape_buf *b)
     return m;
 }
 
+prox_mesh *prox_mesh_make_tiled_box(prox_vec3 h, int n)
+{
+    if (n < 1 || n > 1024)
+        return NULL;
+    shape_buf b = {0};
+    const double he[3] = {h.x, h.y, h.z};
+    /* face `side` of axis a, squares over the next two axes (b, c) = (a + 1,
+     * a + 2): e_b x e_c = e_a, so (0, 0), (1, 0), (1, 1), (0, 1) in (b, c)
+     * wind outward on the upper face and are reversed on the lower. Every
+     * corner is computed by the same formula on every face, so the faces'
+     * shared corners weld exactly. */
+    for (int a = 0; a < 3 && !b.failed; a++)
+        for (int side = 0; side < 2; side++)
+            for (int u = 0; u < n; u++)
+                for (int w = 0; w < n; w++) {
+                    uint32_t q[4];
+                    static const int du[4] = {0, 1, 1, 0}, dw[4] = {0, 0, 1, 1};
+                    for (int k = 0; k < 4; k++) {
+                        int g[3];
+                        g[a] = side ? n : 0, g[(a + 1) % 3] = u + du[k], g[(a + 2) % 3] = w + dw[k];
+                        double x[3];
+                        for (int c = 0; c < 3; c++)
+                            x[c] = g[c] == n ? he[c] : he[c] * (2.0 * g[c] / n - 1);
+                        q[k] = sb_vertex(&b, prox_v3(x[0], x[1], x[2]));
+                    }
+                    if (side)
+                        sb_tri(&b, q[0], q[1], q[2]), sb_tri(&b, q[0], q[2], q[3]);
+                    else
+                        sb_tri(&b, q[0], q[2], q[1]), sb_tri(&b, q[0], q[3], q[2]);
+                }
+    return sb_finish(&b);
+}
+
 prox_mesh *prox_mesh_make_sphere(double radius, int subdivisions)
 {
     const double g = (1.0 + sqrt(5.0)) / 2.0;

@@ -794,54 +794,6 @@ static void test_distance_many_places(void)
     free_scene(A, B, ba, bb, ma, mb);
 }
 
-/* A box of half extents h with every face cut into n x n squares (two
- * triangles each): one welded, closed, outward-wound mesh. */
-static prox_mesh *make_tiled_box(prox_vec3 h, int n)
-{
-    const int m = n + 1;
-    int32_t *id = malloc(sizeof *id * (size_t)m * m * m);
-    prox_vec3 *v = malloc(sizeof *v * (size_t)m * m * m);
-    uint32_t (*t)[3] = malloc(sizeof *t * 12 * (size_t)n * n);
-    CHECK(id && v && t, "memory");
-    prox_mesh *out = NULL;
-    if (id && v && t) {
-        uint32_t nv = 0, nt = 0;
-        const double he[3] = {h.x, h.y, h.z};
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < m; j++)
-                for (int k = 0; k < m; k++) {
-                    int on = i == 0 || i == n || j == 0 || j == n || k == 0 || k == n;
-                    id[(i * m + j) * m + k] = on ? (int32_t)nv : -1;
-                    if (on)
-                        v[nv++] = prox_v3(he[0] * (2.0 * i / n - 1), he[1] * (2.0 * j / n - 1), he[2] * (2.0 * k / n - 1));
-                }
-        /* face a = 0 or n along axis a: squares over the next two axes
-         * (b, c), wound so that e_b x e_c = e_a points out on the upper face */
-        for (int a = 0; a < 3; a++)
-            for (int side = 0; side < 2; side++)
-                for (int u = 0; u < n; u++)
-                    for (int w = 0; w < n; w++) {
-                        uint32_t q[4];
-                        const int du[4] = {0, 1, 1, 0}, dw[4] = {0, 0, 1, 1};
-                        for (int c = 0; c < 4; c++) {
-                            int g[3];
-                            g[a] = side ? n : 0, g[(a + 1) % 3] = u + du[c], g[(a + 2) % 3] = w + dw[c];
-                            q[c] = (uint32_t)id[(g[0] * m + g[1]) * m + g[2]];
-                        }
-                        if (side) {
-                            t[nt][0] = q[0], t[nt][1] = q[1], t[nt][2] = q[2], nt++;
-                            t[nt][0] = q[0], t[nt][1] = q[2], t[nt][2] = q[3], nt++;
-                        } else {
-                            t[nt][0] = q[0], t[nt][1] = q[2], t[nt][2] = q[1], nt++;
-                            t[nt][0] = q[0], t[nt][1] = q[3], t[nt][2] = q[2], nt++;
-                        }
-                    }
-        out = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])t, nt);
-    }
-    free(id), free(v), free(t);
-    return out;
-}
-
 /* Two tiled plates nearly parallel, one above the other (a tool face on a
  * table): the outer balls of every facing leaf pair come far closer than
  * the pieces in them, so without more than the balls every facing pair is
@@ -853,7 +805,7 @@ static prox_mesh *make_tiled_box(prox_vec3 h, int n)
  * settled pairs. */
 static void test_distance_flat_plates(void)
 {
-    prox_mesh *m = make_tiled_box(prox_v3(0.3, 0.3, 0.025), 12);
+    prox_mesh *m = prox_mesh_make_tiled_box(prox_v3(0.3, 0.3, 0.025), 12);
     CHECK(m && m->closed && m->oriented, "the tiled plate is one closed, oriented mesh");
     prox_ist *A = build(m, 1000);
     prox_bvh *ba = prox_bvh_build(m);

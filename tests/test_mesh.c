@@ -21,6 +21,40 @@ static void test_box(void)
     prox_mesh_free(m);
 }
 
+/* the tiled box: the same solid, 12 n^2 triangles, (n + 1)^3 - (n - 1)^3
+ * welded corners (the lattice points on the surface), every triangle
+ * facing out of the face it lies on; n out of range refused */
+static void test_tiled_box(void)
+{
+    const int ns[4] = {1, 2, 5, 24};
+    for (int k = 0; k < 4; k++) {
+        int n = ns[k];
+        prox_mesh *m = prox_mesh_make_tiled_box(prox_v3(1, 2, 3), n);
+        CHECK(m != NULL, "tiled box %d built", n);
+        if (!m)
+            continue;
+        CHECK(m->triangle_count == 12u * n * n, "n %d: %u triangles", n, m->triangle_count);
+        uint32_t corners = (uint32_t)((n + 1) * (n + 1) * (n + 1) - (n - 1) * (n - 1) * (n - 1));
+        CHECK(m->vertex_count == corners, "n %d: %u vertices, %u lattice points on the surface", n, m->vertex_count, corners);
+        CHECK(m->closed && m->oriented, "n %d closed %d oriented %d", n, m->closed, m->oriented);
+        CHECK(fabs(m->volume - 48.0) < 1e-9 && fabs(m->area - 88.0) < 1e-9, "n %d: volume %.12g (48), area %.12g (88)", n, m->volume,
+              m->area);
+        int inward = 0;
+        for (uint32_t i = 0; i < m->triangle_count; i++) {
+            prox_vec3 a = m->vertices[m->triangles[i][0]], b = m->vertices[m->triangles[i][1]], c = m->vertices[m->triangles[i][2]];
+            prox_vec3 nrm = prox_v3_cross(prox_v3_sub(b, a), prox_v3_sub(c, a));
+            prox_vec3 mid = prox_v3_scale(prox_v3_add(prox_v3_add(a, b), c), 1.0 / 3);
+            /* the face's axis: where the centroid touches the box's extent */
+            double out = fabs(fabs(mid.x) - 1) < 1e-12 ? nrm.x * mid.x : fabs(fabs(mid.y) - 2) < 1e-12 ? nrm.y * mid.y : nrm.z * mid.z;
+            inward += !(out > 0);
+        }
+        CHECK(inward == 0, "n %d: %d triangles facing in", n, inward);
+        prox_mesh_free(m);
+    }
+    CHECK(prox_mesh_make_tiled_box(prox_v3(1, 1, 1), 0) == NULL && prox_mesh_make_tiled_box(prox_v3(1, 1, 1), 1025) == NULL,
+          "n out of 1..1024 refused");
+}
+
 static void test_sphere_torus(void)
 {
     for (int s = 0; s <= 4; s++) {
@@ -476,6 +510,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     RUN_TEST(test_box);
+    RUN_TEST(test_tiled_box);
     RUN_TEST(test_sphere_torus);
     RUN_TEST(test_defects);
     RUN_TEST(test_contains);
