@@ -601,6 +601,19 @@ static void slab_range(prox_vec3 n, prox_vec3 m, double lo, double hi, prox_vec3
  * normal n the two pieces' offset ranges (slab_range) are at least
  * their gap apart, and so are the pieces. Facing flat pieces a distance
  * d apart and tilted by an angle t give about d - t (Ra + Rb). */
+/* the gap along unit normal n between the piece in slab (ma, loa, hia)
+ * and ball (ca, Ra) and the piece in slab (mb, lob, hib) and ball (cb, Rb) */
+static double gap_along(prox_vec3 n, prox_vec3 ma, double loa, double hia, prox_vec3 ca, double Ra, prox_vec3 mb, double lob, double hib,
+                        prox_vec3 cb, double Rb)
+{
+    double al, ah, bl, bh;
+    slab_range(n, ma, loa, hia, ca, Ra, &al, &ah);
+    slab_range(n, mb, lob, hib, cb, Rb, &bl, &bh);
+    double da = prox_v3_dot(n, ca), db = prox_v3_dot(n, cb);
+    al += da, ah += da, bl += db, bh += db;
+    return bl - ah > al - bh ? bl - ah : al - bh;
+}
+
 static double slab_bound(const prox_pairstate *p, const float *sa, double Ra, prox_vec3 ca, int fa, const float *sb, double Rb,
                          prox_vec3 cb, int fb)
 {
@@ -609,24 +622,10 @@ static double slab_bound(const prox_pairstate *p, const float *sa, double Ra, pr
     double shift = prox_v3_dot(nb, p->b_in_a.t);
     double lob = sb[3] + shift, hib = sb[4] + shift;
     double g = -INFINITY;
-    if (fa) {
-        double al, ah, bl, bh;
-        slab_range(na, na, sa[3], sa[4], ca, Ra, &al, &ah);
-        slab_range(na, nb, lob, hib, cb, Rb, &bl, &bh);
-        double da = prox_v3_dot(na, ca), db = prox_v3_dot(na, cb);
-        al += da, ah += da, bl += db, bh += db;
-        double gg = bl - ah > al - bh ? bl - ah : al - bh;
-        g = gg > g ? gg : g;
-    }
-    if (fb) {
-        double al, ah, bl, bh;
-        slab_range(nb, na, sa[3], sa[4], ca, Ra, &al, &ah);
-        slab_range(nb, nb, lob, hib, cb, Rb, &bl, &bh);
-        double da = prox_v3_dot(nb, ca), db = prox_v3_dot(nb, cb);
-        al += da, ah += da, bl += db, bh += db;
-        double gg = bl - ah > al - bh ? bl - ah : al - bh;
-        g = gg > g ? gg : g;
-    }
+    if (fa)
+        g = fmax(g, gap_along(na, na, sa[3], sa[4], ca, Ra, nb, lob, hib, cb, Rb));
+    if (fb)
+        g = fmax(g, gap_along(nb, na, sa[3], sa[4], ca, Ra, nb, lob, hib, cb, Rb));
     return g - 1e-6 * (Ra + Rb);
 }
 
@@ -656,9 +655,6 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     const double best = prox_ctx_best(c);
     if (!(best > 0) || key >= best * (1.0 - p->query->rel_err))
         return; /* (touching or overlapping surfaces: nothing comes closer) */
-    if ((A->sflat[i] || B->sflat[j]) && slab_bound(p, A->slab[i], A->orad_leaf[i], ca, A->sflat[i], B->slab[j], B->orad_leaf[j], cb,
-                                                   B->sflat[j]) >= best * (1.0 - p->query->rel_err))
-        return; /* flat pieces no closer than the best */
     /* The slab cut, for flat pieces only (IST_SLAB_FLAT: a slab at most
      * 0.05 of its outer radius thick; spheres so marked: fandisk 1152 of
      * 2532, bunny00 200 of 2004, elephant 95, knot1 54, armadillo 7 of
@@ -667,18 +663,21 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * query, 40 random / 80 coherent poses a mesh):
      * - two nearly parallel tiled plates (0.6 x 0.6 x 0.05, 24 x 24
      *   squares a face, 4096 spheres, 40 poses tilted up to 0.02 rad,
-     *   gaps 0.002-0.02): 12.0 ms -> 4.4 ms median, 23.3 -> 5.9 ms p99,
-     *   triangle and sphere tests 167k -> 38k a query, answers exact as
-     *   before;
+     *   gaps 0.002-0.02): 11.2-12.0 ms -> 3.8-4.4 ms median, 19-23 ms
+     *   -> 5.9-6.7 ms p99 (runs of the two builds alternated), triangle
+     *   and sphere tests 167k -> 38k a query, answers exact as before;
      * - the five bench meshes, random, path, held-out random and held-out
-     *   path poses: every error p99 and max as before; instructions -3% to
-     *   +1%.
+     *   path poses: the same answers bit for bit (random and path), every
+     *   held-out error as before; instructions -4% to +0.5%.
      * Measured and not kept: the cut for every piece (no flatness test),
      * armadillo's worst random bench pose 0.23% -> 50% off, as below; the
      * cut at node pairs too (each record child's pieces in one slab along
      * one child's normal), plates a further 10-20% faster but +6% to +12%
      * instructions on the bench meshes' paths (bunny00, knot1, fandisk):
      * most flat marks are on leaf children, tested twice. */
+    if ((A->sflat[i] || B->sflat[j]) && slab_bound(p, A->slab[i], A->orad_leaf[i], ca, A->sflat[i], B->slab[j], B->orad_leaf[j], cb,
+                                                   B->sflat[j]) >= best * (1.0 - p->query->rel_err))
+        return; /* flat pieces no closer than the best */
     /* Measured and not kept (callgrind, instructions per query, 40 random /
      * 80 coherent bench poses): an oriented box per sphere around the same
      * surface piece as its outer ball (principal axes of the piece, 64
