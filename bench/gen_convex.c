@@ -31,31 +31,17 @@
 
 #include "../core/cli/geom.h"
 #include "prox.h"
+#include "bench_util.h"
 #include "../tests/convex_shapes.h"
-
-static unsigned long long rng = 1;
-static double urand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 /* ---- shapes (tests/convex_shapes.h: the builders test_boxes uses) ---- */
 
-/* m as a triangle OFF file (%.17g); m is freed */
+/* m as a triangle OFF file dir/name.off; m is freed */
 static int write_off(const char *dir, const char *name, prox_mesh *m)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.off", dir, name);
-    FILE *f = m ? fopen(path, "w") : NULL;
-    if (f) {
-        fprintf(f, "OFF\n%u %u 0\n", m->vertex_count, m->triangle_count);
-        for (uint32_t i = 0; i < m->vertex_count; i++)
-            fprintf(f, "%.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
-        for (uint32_t t = 0; t < m->triangle_count; t++)
-            fprintf(f, "3 %u %u %u\n", m->triangles[t][0], m->triangles[t][1], m->triangles[t][2]);
-    }
-    int rc = f && fclose(f) == 0 ? 0 : -1;
+    int rc = m ? bench_write_off(path, m) : -1;
     prox_mesh_free(m);
     return rc;
 }
@@ -76,7 +62,7 @@ static int write_shapes(const char *dir)
 /* Uniform rotation (Shoemake's subgroup algorithm). */
 static prox_quat rand_quat(void)
 {
-    double u1 = urand(), u2 = 2 * M_PI * urand(), u3 = 2 * M_PI * urand();
+    double u1 = bench_urand(), u2 = 2 * M_PI * bench_urand(), u3 = 2 * M_PI * bench_urand();
     double a = sqrt(1 - u1), b = sqrt(u1);
     return (prox_quat){b * cos(u3), a * sin(u2), a * cos(u2), b * sin(u3)};
 }
@@ -85,7 +71,7 @@ static prox_quat rand_quat(void)
 static prox_vec3 rand_ball(void)
 {
     for (;;) {
-        prox_vec3 v = prox_v3(2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1);
+        prox_vec3 v = prox_v3(2 * bench_urand() - 1, 2 * bench_urand() - 1, 2 * bench_urand() - 1);
         if (prox_v3_dot(v, v) <= 1)
             return v;
     }
@@ -127,7 +113,7 @@ static int write_poses(const char *a, const char *b, int n, unsigned long long s
         fprintf(stderr, "gen_convex: out of memory\n");
         return 1;
     }
-    rng = seed * 2654435761ull + 0x9e3779b97f4a7c15ull; /* the calibration stream */
+    bench_rng = seed * 2654435761ull + 0x9e3779b97f4a7c15ull; /* the calibration stream */
     for (int i = 0; i < CALIB; i++)
         u[i] = rand_ball(), q[i] = rand_quat();
     double lo = 0, hi = 1;
@@ -144,7 +130,7 @@ static int write_poses(const char *a, const char *b, int n, unsigned long long s
     printf("# %s vs %s: %d poses of B, seed %llu; rotation uniform, translation uniform in a ball of radius %.6g"
            " (collision fraction %.3f on %d calibration poses, target %.2f)\n",
            a, b, n, seed, r, collide_fraction(e, A.tree, B.tree, u, q, r), CALIB, prob);
-    rng = seed * 2654435761ull + 1;
+    bench_rng = seed * 2654435761ull + 1;
     for (int i = 0; i < n; i++) {
         prox_vec3 t = prox_v3_scale(rand_ball(), r);
         prox_quat qq = rand_quat();

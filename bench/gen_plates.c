@@ -14,14 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "prox_mesh.h"
-
-/* xorshift64*: the same poses for a seed on every machine */
-static double uniform(unsigned long long *s, double lo, double hi)
-{
-    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
-    return lo + (hi - lo) * (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
+#include "prox.h"
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -35,12 +29,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen_plates: N is 1 to 1000000, got '%s'\n", argv[2]);
         return 2;
     }
-    unsigned long long seed = strtoull(argv[3], &end, 10);
+    const unsigned long long seed = strtoull(argv[3], &end, 10);
     if (*end) {
         fprintf(stderr, "gen_plates: SEED is a number, got '%s'\n", argv[3]);
         return 2;
     }
-    seed = seed * 0x9e3779b97f4a7c15ull + 1;
+    bench_rng = seed * 0x9e3779b97f4a7c15ull + 1;
     long squares = 24;
     if (argc == 5) {
         squares = strtol(argv[4], &end, 10);
@@ -54,28 +48,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen_plates: out of memory\n");
         return 1;
     }
-    FILE *f = fopen(argv[1], "w");
-    if (!f) {
-        perror(argv[1]);
-        prox_mesh_free(m);
-        return 1;
-    }
-    fprintf(f, "OFF\n%u %u 0\n", m->vertex_count, m->triangle_count);
-    for (uint32_t i = 0; i < m->vertex_count; i++)
-        fprintf(f, "%.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        fprintf(f, "3 %u %u %u\n", m->triangles[i][0], m->triangles[i][1], m->triangles[i][2]);
-    int bad = fclose(f) != 0;
+    int bad = bench_write_off(argv[1], m) != 0;
     prox_mesh_free(m);
     if (bad) {
         perror(argv[1]);
         return 1;
     }
     for (long i = 0; i < n; i++) {
-        double t = uniform(&seed, 0, 0.02), phi = uniform(&seed, 0, 2 * M_PI), g = uniform(&seed, 0.002, 0.02);
-        double x = uniform(&seed, -0.05, 0.05), y = uniform(&seed, -0.05, 0.05);
-        printf("%.17g %.17g %.17g %.17g %.17g %.17g 0\n", x, y, 0.05 + g + 0.43 * t, cos(t / 2), sin(t / 2) * cos(phi),
-               sin(t / 2) * sin(phi));
+        double t = 0.02 * bench_urand(), phi = 2 * M_PI * bench_urand(), g = 0.002 + 0.018 * bench_urand();
+        double x = 0.1 * bench_urand() - 0.05, y = 0.1 * bench_urand() - 0.05;
+        prox_quat q = prox_quat_axis_angle(prox_v3(cos(phi), sin(phi), 0), t);
+        printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", x, y, 0.05 + g + 0.43 * t, q.w, q.x, q.y, q.z);
     }
     return 0;
 }

@@ -48,19 +48,14 @@
 
 #include "../core/cli/geom.h"
 #include "prox.h"
+#include "bench_util.h"
 #include "prox_bvh.h"
 
-static unsigned long long rng = 1;
-static double urand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 static prox_vec3 rand_dir(void)
 {
     for (;;) {
-        prox_vec3 v = prox_v3(2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1);
+        prox_vec3 v = prox_v3(2 * bench_urand() - 1, 2 * bench_urand() - 1, 2 * bench_urand() - 1);
         double l = prox_v3_len(v);
         if (l > 0.1 && l <= 1)
             return prox_v3_scale(v, 1 / l);
@@ -69,7 +64,7 @@ static prox_vec3 rand_dir(void)
 
 static prox_quat rand_quat(void)
 {
-    prox_quat q = {2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1};
+    prox_quat q = {2 * bench_urand() - 1, 2 * bench_urand() - 1, 2 * bench_urand() - 1, 2 * bench_urand() - 1};
     return prox_quat_normalize(q);
 }
 
@@ -131,8 +126,8 @@ static int vol_sampler_init(vol_sampler *vs, const cli_geom *A, const cli_geom *
     for (int k = 0; k < nz; k++)
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++) {
-                prox_vec3 p = prox_v3(lo.x + ext.x * (i + urand()) / nx, lo.y + ext.y * (j + urand()) / ny,
-                                      lo.z + ext.z * (k + urand()) / nz);
+                prox_vec3 p = prox_v3(lo.x + ext.x * (i + bench_urand()) / nx, lo.y + ext.y * (j + bench_urand()) / ny,
+                                      lo.z + ext.z * (k + bench_urand()) / nz);
                 if (!prox_bvh_contains_point(bb, p))
                     continue;
                 if (n == cap) {
@@ -145,7 +140,7 @@ static int vol_sampler_init(vol_sampler *vs, const cli_geom *A, const cli_geom *
             }
     /* shuffled, so that a prefix is a uniform subsample for the coarse scan */
     for (size_t i = n; i > 1; i--) {
-        size_t r = (size_t)(urand() * (double)i);
+        size_t r = (size_t)(bench_urand() * (double)i);
         prox_vec3 t = vs->pts_b[i - 1];
         vs->pts_b[i - 1] = vs->pts_b[r], vs->pts_b[r] = t;
     }
@@ -247,14 +242,14 @@ int main(int argc, char **argv)
     prox_bank_register_defaults(bank);
     eng = prox_engine_create(NULL, bank);
     int n = atoi(argv[3]);
-    rng = strtoull(argv[4], NULL, 10) * 2654435761ull + 1;
+    bench_rng = strtoull(argv[4], NULL, 10) * 2654435761ull + 1;
     const char *mode = argv[5];
     printf("# %s vs %s, %d %s poses, seed %s, both normalized to a unit bbox diagonal\n", argv[1], argv[2], n, mode, argv[4]);
     if (!strcmp(mode, "random")) {
         for (int i = 0; i < n; i++) {
             prox_quat q = rand_quat();
             prox_vec3 d = rand_dir();
-            double gap = 0.1 * (1e-3 + (1 - 1e-3) * urand());
+            double gap = 0.1 * (1e-3 + (1 - 1e-3) * bench_urand());
             emit(prox_v3_scale(d, place(d, q, gap)), q);
         }
     } else if (!strcmp(mode, "coherent")) {
@@ -275,7 +270,7 @@ int main(int argc, char **argv)
             prox_quat q = rand_quat();
             prox_vec3 d = rand_dir();
             double s = place(d, q, 1e-9); /* just touching */
-            double f = lo + (hi - lo) * urand();
+            double f = lo + (hi - lo) * bench_urand();
             emit(prox_v3_scale(d, s * (1 - f)), q);
         }
     } else if (!strcmp(mode, "volume") && (argc == 8 || argc == 9)) {
@@ -292,7 +287,7 @@ int main(int argc, char **argv)
         }
         int redraws = 0;
         for (int i = 0; i < n; i++) {
-            double f = lo + (hi - lo) * urand(), s;
+            double f = lo + (hi - lo) * bench_urand(), s;
             prox_quat q;
             prox_vec3 d;
             for (;;) {

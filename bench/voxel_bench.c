@@ -18,6 +18,7 @@
 
 #include "bvh_internal.h"
 #include "prox.h"
+#include "bench_util.h"
 
 #define ROOM_X 6.0
 #define ROOM_Y 6.0
@@ -30,12 +31,6 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double urand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 /* The room's true content (metres, map frame = room corner at the origin):
  * walls, a table, two cabinets, a pillar. */
@@ -168,6 +163,7 @@ typedef struct row {
 
 int main(int argc, char **argv)
 {
+    bench_rng = 0x2545f4914f6cdd1dull; /* the stream this bench has always drawn */
     const char *robot_path = argc > 1 ? argv[1] : "data/meshes/armadillo.off";
     const char *out_path = argc > 2 ? argv[2] : "bench/results/voxel.md";
     char loadavg[64] = "unknown";
@@ -187,9 +183,9 @@ int main(int argc, char **argv)
     /* robot poses: anywhere in the room, upright-ish, random yaw */
     static prox_xform poses[NPOSES];
     for (int i = 0; i < NPOSES; i++) {
-        prox_quat q = prox_quat_axis_angle(prox_v3(0, 0, 1), urand() * 6.2832);
-        q = prox_quat_mul(q, prox_quat_axis_angle(prox_v3(1, 0, 0), (urand() - 0.5) * 0.6));
-        poses[i] = prox_xform_from_pose(prox_v3(0.6 + urand() * 4.8, 0.6 + urand() * 4.8, 0.75 + urand() * 0.3), q);
+        prox_quat q = prox_quat_axis_angle(prox_v3(0, 0, 1), bench_urand() * 6.2832);
+        q = prox_quat_mul(q, prox_quat_axis_angle(prox_v3(1, 0, 0), (bench_urand() - 0.5) * 0.6));
+        poses[i] = prox_xform_from_pose(prox_v3(0.6 + bench_urand() * 4.8, 0.6 + bench_urand() * 4.8, 0.75 + bench_urand() * 0.3), q);
     }
 
     row rows[6];
@@ -251,7 +247,7 @@ int main(int argc, char **argv)
                 enum { FLIPS = 20000 };
                 static prox_voxel_record fl[2 * FLIPS];
                 for (int i = 0; i < FLIPS; i++) {
-                    int x = (int)(urand() * n[0]), y = (int)(urand() * n[1]), z = (int)(urand() * n[2]);
+                    int x = (int)(bench_urand() * n[0]), y = (int)(bench_urand() * n[1]), z = (int)(bench_urand() * n[2]);
                     uint32_t c = g.c[((size_t)z * n[1] + y) * n[0] + x];
                     fl[2 * i] = (prox_voxel_record){x, y, z, (c + 1) % 3};
                     fl[2 * i + 1] = (prox_voxel_record){x, y, z, c};
@@ -326,7 +322,7 @@ int main(int argc, char **argv)
         int round = 0;
         for (; t1 - t0 < 1.0; round++) {
             for (uint32_t i = 0; i < nb; i++) {
-                int x = (int)(urand() * n[0]), y = (int)(urand() * n[1]), z = (int)(urand() * n[2]);
+                int x = (int)(bench_urand() * n[0]), y = (int)(bench_urand() * n[1]), z = (int)(bench_urand() * n[2]);
                 b[i] = (prox_voxel_record){x, y, z, (uint32_t)((i + round) % 3)};
             }
             double a = now_s();

@@ -836,6 +836,12 @@ prox_boxes_def prox_boxes_def_default(void)
     return d;
 }
 
+/* whether triangle (p0, p1, p2) lies on the plane n . x = d, within tol */
+static int on_plane(prox_vec3 n, double d, prox_vec3 p0, prox_vec3 p1, prox_vec3 p2, double tol)
+{
+    return fabs(prox_v3_dot(n, p0) - d) <= tol && fabs(prox_v3_dot(n, p1) - d) <= tol && fabs(prox_v3_dot(n, p2) - d) <= tol;
+}
+
 /* Merge coplanar triangles into face planes and check convexity against
  * each face's first triangle. Fills n, d and flat (how far the face's
  * vertices lie below its plane; capacity BOXES_MAX_FACES); returns the
@@ -864,8 +870,7 @@ static int mesh_faces(const prox_mesh *m, double tol, prox_vec3 *n, double *d, d
         for (; g < nf; g++) {
             if (prox_v3_dot(nt, n[g]) <= 0)
                 continue;
-            if (fabs(prox_v3_dot(n[g], p0) - d[g]) <= tol && fabs(prox_v3_dot(n[g], p1) - d[g]) <= tol &&
-                fabs(prox_v3_dot(n[g], p2) - d[g]) <= tol)
+            if (on_plane(n[g], d[g], p0, p1, p2, tol))
                 break;
         }
         if (g == nf) {
@@ -912,9 +917,10 @@ static int mesh_faces(const prox_mesh *m, double tol, prox_vec3 *n, double *d, d
         const uint32_t *tri = m->triangles[t];
         prox_vec3 p0 = m->vertices[tri[0]], p1 = m->vertices[tri[1]], p2 = m->vertices[tri[2]];
         prox_vec3 cr = prox_v3_cross(prox_v3_sub(p1, p0), prox_v3_sub(p2, p0));
-        for (uint32_t g = 0; g < nf && prox_v3_len(cr) > 0; g++)
-            if (fabs(prox_v3_dot(n[g], p0) - d[g]) <= tol && fabs(prox_v3_dot(n[g], p1) - d[g]) <= tol &&
-                fabs(prox_v3_dot(n[g], p2) - d[g]) <= tol && prox_v3_dot(cr, n[g]) > 0)
+        if (!(prox_v3_len(cr) > 0))
+            continue;
+        for (uint32_t g = 0; g < nf; g++)
+            if (on_plane(n[g], d[g], p0, p1, p2, tol) && prox_v3_dot(cr, n[g]) > 0)
                 for (int k = 0; k < 3; k++)
                     flat[g] = fmax(flat[g], 2 * (d[g] - prox_v3_dot(n[g], m->vertices[tri[k]])));
     }
@@ -937,11 +943,12 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
     }
     *out = NULL;
     double t0 = 1e-9 * (double)prox_now_ns();
-    prox_boxes_def df = def ? *def : prox_boxes_def_default();
+    const prox_boxes_def dflt = prox_boxes_def_default();
+    prox_boxes_def df = def ? *def : dflt;
     if (df.depth == 0)
-        df.depth = 4;
+        df.depth = dflt.depth;
     if (!(df.convex_tol > 0))
-        df.convex_tol = 1e-6;
+        df.convex_tol = dflt.convex_tol;
     if (df.depth > 12) {
         snprintf(err, errlen, "depth %u is more than 12 levels", df.depth);
         return -1;
@@ -967,8 +974,8 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
                  m->boundary_edges, m->nonmanifold_edges);
         return -1;
     }
-    double ext = prox_v3_dist(m->bbox_min, m->bbox_max);
-    if (m->misoriented_edges == 0 && fabs(m->volume) <= 1e-12 * ext * ext * ext) {
+    const double diag = prox_v3_dist(m->bbox_min, m->bbox_max);
+    if (m->misoriented_edges == 0 && fabs(m->volume) <= 1e-12 * diag * diag * diag) {
         snprintf(err, errlen, "mesh encloses no volume (flat); box hierarchies need a solid convex polyhedron");
         return -1;
     }
@@ -979,7 +986,6 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
                  m->misoriented_edges, m->volume);
         return -1;
     }
-    double diag = prox_v3_dist(m->bbox_min, m->bbox_max);
     double tol = df.convex_tol * diag;
     prox_vec3 *n = malloc(sizeof *n * BOXES_MAX_FACES);
     double *d = malloc(sizeof *d * BOXES_MAX_FACES), *flat = malloc(sizeof *flat * BOXES_MAX_FACES);

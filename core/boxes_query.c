@@ -209,8 +209,9 @@ static const boxes_edge box_edges[12] = {{0, 1, 0, 0}, {2, 3, 0, 0}, {4, 5, 0, 0
                                          {0, 2, 0, 0}, {1, 3, 0, 0}, {4, 6, 0, 0}, {5, 7, 0, 0},
                                          {0, 4, 0, 0}, {1, 5, 0, 0}, {2, 6, 0, 0}, {3, 7, 0, 0}};
 
-static cvx box_as_cvx(const bvh_node *b, const float e[3], box_cvx *s)
+static cvx box_as_cvx(const bvh_node *b, box_cvx *s)
 {
+    const float *e = b->e;
     prox_vec3 c = prox_v3(b->c[0], b->c[1], b->c[2]), col[3];
     for (int i = 0; i < 3; i++)
         col[i] = prox_v3(b->R[0][i], b->R[1][i], b->R[2][i]);
@@ -233,16 +234,17 @@ static inline double pair_tol(const prox_boxes *A, const prox_boxes *B, const pr
     return 1e-12 * (A->size + B->size + prox_v3_len(X->t));
 }
 
-static void report(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, int inner)
+/* the overlap of node pair (na, nb), decided by inner boxes or by the
+ * exact test at tolerance tol (pair_tol) */
+static void report(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, int inner, double tol)
 {
     const prox_boxes *A = p->a->impl, *B = p->b->impl;
-    double tol = pair_tol(A, B, &p->b_in_a);
     prox_vec3 pt;
     cvx ca, cb;
     box_cvx sa, sb;
     if (inner) {
-        ca = box_as_cvx(&A->nodes[na].inner, A->nodes[na].inner.e, &sa);
-        cb = box_as_cvx(&B->nodes[nb].inner, B->nodes[nb].inner.e, &sb);
+        ca = box_as_cvx(&A->nodes[na].inner, &sa);
+        cb = box_as_cvx(&B->nodes[nb].inner, &sb);
     } else {
         ca = piece_cvx(A, na);
         cb = piece_cvx(B, nb);
@@ -262,7 +264,7 @@ static void visit(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb
     if (k == PAIR_APART)
         return;
     if (k == PAIR_INNER && (p->query->kind == PROX_QUERY_COLLIDE || (!A->child[na] && !B->child[nb]))) {
-        report(c, p, na, nb, 1);
+        report(c, p, na, nb, 1, pair_tol(A, B, &p->b_in_a));
         return;
     }
     prox_ctx_push(c, p, na, nb, 0.0);
@@ -276,9 +278,10 @@ static void expand_boxes(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint
     uint32_t ca = A->child[na], cb = B->child[nb];
     if (!ca && !cb) {
         cvx pa = piece_cvx(A, na), pb = piece_cvx(B, nb);
+        const double tol = pair_tol(A, B, &p->b_in_a);
         prox_ctx_count(c, 0, 1);
-        if (cvx_overlap(&pa, &pb, &p->b_in_a, &p->a_in_b, pair_tol(A, B, &p->b_in_a)))
-            report(c, p, na, nb, 0);
+        if (cvx_overlap(&pa, &pb, &p->b_in_a, &p->a_in_b, tol))
+            report(c, p, na, nb, 0, tol);
         return;
     }
     /* the second child is pushed first, so the first pops first */

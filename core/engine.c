@@ -235,7 +235,7 @@ void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, pro
         pp->lb = lb;
         pp->have_best = 1;
     }
-    if (d <= 0.0) {
+    if (d == 0.0) {
         c->overlap = 1;
         if (c->q->stop_on_overlap || c->kind == PROX_QUERY_COLLIDE)
             c->done = 1;
@@ -333,12 +333,9 @@ void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume
  * (collide none, distance 0.79) */
 static int bad_xform(const prox_xform *x)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            if (!isfinite(x->R.m[i][j]))
-                return 1;
-    if (!prox_v3_isfinite(x->t) || fabs(x->t.x) > PROX_MAX_TRANSLATION || fabs(x->t.y) > PROX_MAX_TRANSLATION ||
-        fabs(x->t.z) > PROX_MAX_TRANSLATION)
+    /* (a NaN or inf fails every one of these compares: the rotation test's
+     * defect becomes NaN) */
+    if (!(fabs(x->t.x) <= PROX_MAX_TRANSLATION && fabs(x->t.y) <= PROX_MAX_TRANSLATION && fabs(x->t.z) <= PROX_MAX_TRANSLATION))
         return 1;
     return !prox_m3_is_rotation(&x->R);
 }
@@ -498,8 +495,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     case PROX_QUERY_DISTANCE:
         out->value = c->best;
         out->upper = c->best;
-        if (c->done) { /* stop_on_overlap */
-            out->lower = c->best < 0 ? c->best : 0.0;
+        if (c->done) { /* stop_on_overlap: distance 0 (offers never go below 0) */
+            out->lower = 0.0;
             out->complete = 1;
         } else {
             double lo = c->best * rel;
@@ -511,8 +508,6 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
                 lo = c->unsettled_min;
             lo -= c->bound_offset;
             out->lower = lo < 0 ? 0 : lo;
-            if (c->best <= 0)
-                out->lower = out->upper = c->best;
             if (out->lower > out->upper)
                 out->lower = out->upper;
             out->complete = c->traversal_complete ? 1 : (out->lower >= out->upper);
@@ -596,14 +591,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
 int prox_query_combined(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                         prox_result *out)
 {
-    if (!q) {
-        if (out) {
-            memset(out, 0, sizeof *out);
-            out->upper = INFINITY;
-            out->flags = PROX_RESULT_BAD_INPUT;
-        }
-        return -1;
-    }
+    if (!q)
+        return prox_query_run(e, NULL, pairs, pair_count, out); /* refused there, out filled alike */
     prox_query d = *q;
     d.kind = PROX_QUERY_DISTANCE;
     d.stop_on_overlap = 1;

@@ -157,10 +157,10 @@ typedef struct prox_result {
     double elapsed_us;
 } prox_result;
 
-/* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
 /* the largest translation component a pose may have (see prox_query_run) */
 #define PROX_MAX_TRANSLATION 1e100
 
+/* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
 typedef struct prox_object_pair {
     const prox_tree *a, *b;
     prox_xform pose_a, pose_b;
@@ -251,7 +251,7 @@ void prox_engine_destroy(prox_engine *e);
 /* Run one query over a forest of object pairs with one duplex priority
  * queue. Returns 0, or -1 on bad arguments (result flags say why; out NULL:
  * -1 alone): no engine or query, pairs missing, more than max_pairs, an
- * unknown kind, rel_err outside [0, 1), a tolerance not finite or below 0,
+ * unknown kind or order, rel_err outside [0, 1), a tolerance not finite or below 0,
  * a tree missing, or a pose that is not finite, translates beyond
  * PROX_MAX_TRANSLATION or does not rotate (prox_m3_is_rotation: R^T R off
  * the identity by 1e-6 or more, Frobenius, or det R <= 0). Distances are never negative: overlapping

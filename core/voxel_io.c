@@ -36,10 +36,10 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         if (h)
             *h = 0;
         double x, y, z;
-        int got = sscanf(line, "%lf %lf %lf", &x, &y, &z);
-        if (got <= 0)
+        int nread = sscanf(line, "%lf %lf %lf", &x, &y, &z);
+        if (nread <= 0)
             continue;
-        if (got != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
+        if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
             snprintf(err, errlen, "%s:%d: want 'x y z' (finite numbers)", path, lineno);
             free(v);
             fclose(f);

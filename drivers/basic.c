@@ -104,17 +104,20 @@ dev_device *dev_replay_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     replay_dev *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "replay device: out of memory");
+        fclose(f);
+        return NULL;
+    }
+    r->dev.impl = r;
     size_t cap = 0;
     char line[1024];
     int lineno = 0, got;
-    while (r && (got = prox_read_line(f, line, sizeof line)) != 0) {
+    while ((got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         if (got < 0) {
             snprintf(err, errlen, "replay device: %s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-            fclose(f);
-            r->dev.impl = r;
-            replay_close(&r->dev);
-            return NULL;
+            goto fail;
         }
         char *h = strchr(line, '#');
         if (h)
@@ -131,20 +134,19 @@ dev_device *dev_replay_open(const char *path, char *err, size_t errlen)
         if (!ok || (v[4] == 0 && v[5] == 0 && v[6] == 0 && v[7] == 0)) {
             snprintf(err, errlen, "replay device: %s:%d: want 't tx ty tz qw qx qy qz' with finite numbers and rising t", path,
                      lineno);
-            fclose(f);
-            r->dev.impl = r;
-            replay_close(&r->dev);
-            return NULL;
+            goto fail;
         }
         if (r->n == cap) {
             cap = cap ? 2 * cap : 256;
-            r->t = realloc(r->t, sizeof *r->t * cap);
-            r->p = realloc(r->p, sizeof *r->p * cap);
-            r->q = realloc(r->q, sizeof *r->q * cap);
-            if (!r->t || !r->p || !r->q) {
+            double *nt = realloc(r->t, sizeof *r->t * cap);
+            r->t = nt ? nt : r->t;
+            prox_vec3 *np = realloc(r->p, sizeof *r->p * cap);
+            r->p = np ? np : r->p;
+            prox_quat *nq = realloc(r->q, sizeof *r->q * cap);
+            r->q = nq ? nq : r->q;
+            if (!nt || !np || !nq) {
                 snprintf(err, errlen, "replay device: out of memory");
-                fclose(f);
-                return NULL;
+                goto fail;
             }
         }
         r->t[r->n] = v[0];
@@ -153,17 +155,16 @@ dev_device *dev_replay_open(const char *path, char *err, size_t errlen)
         r->q[r->n] = prox_quat_normalize(q);
         r->n++;
     }
-    fclose(f);
-    if (!r || r->n == 0) {
+    if (r->n == 0) {
         snprintf(err, errlen, "replay device: %s holds no trajectory", path);
-        if (r) {
-            r->dev.impl = r;
-            replay_close(&r->dev);
-        }
-        return NULL;
+        goto fail;
     }
+    fclose(f);
     r->dev.ops = &replay_ops;
-    r->dev.impl = r;
     fill_info(&r->dev.info, "replay", "replay");
     return &r->dev;
+fail:
+    fclose(f);
+    replay_close(&r->dev);
+    return NULL;
 }

@@ -348,6 +348,10 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             rt_object_voxel_apply(sl->tree, &vm.u);
     }
 
+    /* the force and torque limits: the configuration's, within the device's */
+    const double fmax = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
+    const double tmax = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
+
     /* 2. device */
     dev_state st;
     int fault = dev_read(s->dev, &st) != 0;
@@ -378,8 +382,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
         /* the coupling can pull the proxy no harder than the device can push
          * back: a user who overpowers the device moves the handle, not the
          * proxy through the wall (no tunnelling) */
-        double f_lim = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
-        prox_vec3 f_couple = coupling(s, &st, f_lim);
+        prox_vec3 f_couple = coupling(s, &st, fmax);
         prox_vec3 f_contact = {0, 0, 0}, tq_contact = {0, 0, 0};
         /* 4. query the tool against every other object, one forest */
         if (s->tool_slot >= 0 && s->slots[s->tool_slot].active) {
@@ -455,7 +458,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
             prox_vec3 fc = f_couple;
             for (int k = 0; k < steps; k++) {
                 if (k > 0)
-                    fc = coupling(s, &st, f_lim);
+                    fc = coupling(s, &st, fmax);
                 prox_vec3 acc = prox_v3_scale(prox_v3_add(fc, f_contact), 1.0 / m);
                 s->proxy_v = prox_v3_madd(s->proxy_v, acc, h);
                 s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, h);
@@ -473,8 +476,6 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
 
     s->last_cycle_ns = cycle_start;
     /* 5. safety: whatever the geometry says */
-    double fmax = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
-    double tmax = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
     if (fault || !s->forces_on || atomic_load_explicit(&s->stop, memory_order_relaxed)) {
         f_dev = prox_v3(0, 0, 0);
         tq_dev = prox_v3(0, 0, 0);

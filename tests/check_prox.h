@@ -1,6 +1,6 @@
 /* check_prox.h - helpers for the tests that write meshes and run the prox
- * tool of the same build (test_bvh, test_boxes, test_mesh). Include after
- * check.h and prox.h. */
+ * tool of the same build, and time (test_bvh, test_boxes, test_mesh,
+ * test_ist). Include after check.h and prox.h. */
 #ifndef CHECK_PROX_H
 #define CHECK_PROX_H
 
@@ -18,6 +18,25 @@ static inline void check_write_obj(const char *path, const prox_mesh *m)
         fprintf(f, "f %u %u %u\n", m->triangles[i][0] + 1, m->triangles[i][1] + 1, m->triangles[i][2] + 1);
     fclose(f);
 }
+
+/* m as an OFF file at path (17 significant digits); a failure to open is
+ * a failed check */
+static inline void check_write_off(const char *path, const prox_mesh *m)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    fprintf(f, "OFF\n%u %u 0\n", m->vertex_count, m->triangle_count);
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        fprintf(f, "%.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
+    for (uint32_t i = 0; i < m->triangle_count; i++)
+        fprintf(f, "3 %u %u %u\n", m->triangles[i][0], m->triangles[i][1], m->triangles[i][2]);
+    fclose(f);
+}
+
+/* seconds on the clock the queries' deadlines use (prox_now_ns) */
+static inline double check_now_s(void) { return 1e-9 * (double)prox_now_ns(); }
 
 /* the prox tool of the same build: $PROX_BIN, else ../prox beside the test
  * binary's folder (build/tests/x -> build/prox) */

@@ -12,6 +12,7 @@
 #include "prox.h"
 #include "prox_bvh.h"
 #include "prox_ist.h"
+#include "check_prox.h"
 
 static prox_bank *bank;
 static prox_engine *engine;
@@ -1137,13 +1138,6 @@ static void test_outer_balls_cover(void)
     prox_mesh_free(m);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* A voxel size far below the mesh's. Versions 1 to 3 have their outer
  * radii derived at load (versions 1 to 5 their slabs), the triangles cut
  * into cells of half a voxel: at
@@ -1177,10 +1171,10 @@ static void test_tiny_voxel_size(void)
         if (f)
             fclose(f);
         CHECK(write_as_version(path, 3, full - 4 - tail, p3) == 0, "write v3");
-        double t0 = now_s();
+        double t0 = check_now_s();
         prox_ist *w = NULL;
         CHECK(prox_ist_load(p3, &w, err, sizeof err) == -1 && !w && strstr(err, "voxel size"), "version 3, voxel size 1e-7: %s", err);
-        printf("    version 3 file, voxel size 1e-7: refused in %.3f ms\n", 1e3 * (now_s() - t0));
+        printf("    version 3 file, voxel size 1e-7: refused in %.3f ms\n", 1e3 * (check_now_s() - t0));
         prox_ist_free(w);
         unlink(p3);
         free(b);
@@ -1192,9 +1186,9 @@ static void test_tiny_voxel_size(void)
         t->voxel_size = sizes[k];
         free(t->orad_leaf); /* computed again, not kept */
         t->orad_leaf = NULL;
-        double t0 = now_s();
+        double t0 = check_now_s();
         CHECK(ist_outer_build(t) == 0 && ist_outer_lanes(t) == 0, "outer balls");
-        printf("    outer balls at voxel size %g: %.3f s\n", sizes[k], now_s() - t0);
+        printf("    outer balls at voxel size %g: %.3f s\n", sizes[k], check_now_s() - t0);
         check_outer_cover(m, t, "box, tiny voxels");
     }
     prox_ist_free(t);

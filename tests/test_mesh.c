@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "prox_mesh.h"
+#include "prox.h"
 #include "check_prox.h"
 
 static void test_box(void)
@@ -156,14 +156,12 @@ static void test_load_formats(void)
     for (int e = 1; e < 4; e++) {
         char p2[256];
         snprintf(p2, sizeof p2, "%s/box.%s", dir, exts[e]);
-        f = fopen(p2, "w");
         if (e == 1) {
-            fprintf(f, "OFF\n%u %u 0\n", b->vertex_count, b->triangle_count);
-            for (uint32_t i = 0; i < b->vertex_count; i++)
-                fprintf(f, "%.17g %.17g %.17g\n", b->vertices[i].x, b->vertices[i].y, b->vertices[i].z);
-            for (uint32_t i = 0; i < b->triangle_count; i++)
-                fprintf(f, "3 %u %u %u\n", b->triangles[i][0], b->triangles[i][1], b->triangles[i][2]);
-        } else if (e == 2) {
+            check_write_off(p2, b);
+            continue;
+        }
+        f = fopen(p2, "w");
+        if (e == 2) {
             fprintf(f, "solid box\n");
             for (uint32_t i = 0; i < b->triangle_count; i++) {
                 fprintf(f, "facet normal 0 0 0\nouter loop\n");
@@ -280,13 +278,6 @@ static void write_cube_off(const char *path, unsigned nv, unsigned nf, int comme
     fclose(f);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Malformed OFF and PLY files: each must be refused with a one-line message
  * naming the file and the problem, and never crash the process. Before the
  * header checks and assimp's validation, the binary PLYs crashed (SIGSEGV)
@@ -367,9 +358,9 @@ static void test_load_malformed(void)
         fprintf(f, "%d %d %d\n", cube_v[i][0], cube_v[i][1], cube_v[i][2]);
     fclose(f);
     prox_mesh *m = NULL;
-    double t0 = now_s();
+    double t0 = check_now_s();
     int rc = prox_mesh_load(path, &m, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = check_now_s() - t0;
     CHECK(rc == -1 && m == NULL, "absurd counts refused");
     CHECK(strstr(err, "huge.off") && strstr(err, "20000000 vertices") && strstr(err, "has 72"), "message: %s", err);
     CHECK(dt < 0.5, "absurd counts refused in %.3f s", dt);
@@ -447,13 +438,7 @@ static void test_load_small_scale(void)
     /* a torus 5e-5 across: neighbouring vertices about 1e-6 apart */
     prox_mesh *t = prox_mesh_make_torus(2e-5, 0.5e-5, 64, 32);
     snprintf(path, sizeof path, "%s/torus.off", dir);
-    FILE *f = fopen(path, "w");
-    fprintf(f, "OFF\n%u %u 0\n", t->vertex_count, t->triangle_count);
-    for (uint32_t i = 0; i < t->vertex_count; i++)
-        fprintf(f, "%.9g %.9g %.9g\n", t->vertices[i].x, t->vertices[i].y, t->vertices[i].z);
-    for (uint32_t i = 0; i < t->triangle_count; i++)
-        fprintf(f, "3 %u %u %u\n", t->triangles[i][0], t->triangles[i][1], t->triangles[i][2]);
-    fclose(f);
+    check_write_off(path, t);
     prox_mesh *m = NULL;
     int rc = prox_mesh_load(path, &m, err, sizeof err);
     CHECK(rc == 0, "small torus: %s", err);
@@ -474,7 +459,7 @@ static void test_load_small_scale(void)
     const double sizes[] = {1.0, 4e-6};
     for (int s = 0; s < 2; s++) {
         snprintf(path, sizeof path, "%s/cube%d.stl", dir, s);
-        f = fopen(path, "wb");
+        FILE *f = fopen(path, "wb");
         char header[80] = "binary STL cube";
         fwrite(header, 1, sizeof header, f);
         put_le(f, 12, 4);

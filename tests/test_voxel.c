@@ -163,27 +163,22 @@ static void test_files(void)
         prox_voxmap_free(l);
     }
     unlink(xyz);
-    /* through assimp (OBJ): a vertex that is not finite is refused */
-    char obj[64];
-    snprintf(obj, sizeof obj, "%s.obj", path);
-    f = fopen(obj, "w");
-    fputs("v 0 0 0\nv nan 1 1\nv 1 1 1\n", f);
-    fclose(f);
-    l = NULL;
-    CHECK(prox_voxmap_from_cloud(obj, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, "not finite"),
-          "NaN vertex in an OBJ cloud: %s", err);
-    unlink(obj);
-    /* an OFF cloud whose header declares a billion vertices: refused from
-     * the header (assimp would reserve for them first) */
-    char off[64];
-    snprintf(off, sizeof off, "%s.off", path);
-    f = fopen(off, "w");
-    fputs("OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", f);
-    fclose(f);
-    l = NULL;
-    CHECK(prox_voxmap_from_cloud(off, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, "declares"),
-          "OFF cloud with absurd counts: %s", err);
-    unlink(off);
+    /* clouds refused: through assimp (OBJ) a vertex that is not finite; an
+     * OFF cloud whose header declares a billion vertices, from the header
+     * (assimp would reserve for them first) */
+    const char *refused[2][3] = {{".obj", "v 0 0 0\nv nan 1 1\nv 1 1 1\n", "not finite"},
+                                 {".off", "OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", "declares"}};
+    for (int k = 0; k < 2; k++) {
+        char cloud[64];
+        snprintf(cloud, sizeof cloud, "%s%s", path, refused[k][0]);
+        f = fopen(cloud, "w");
+        fputs(refused[k][1], f);
+        fclose(f);
+        l = NULL;
+        CHECK(prox_voxmap_from_cloud(cloud, 0.1, 1, &l, err, sizeof err) == -1 && l == NULL && strstr(err, refused[k][2]),
+              "%s cloud refused (%s): %s", refused[k][0], refused[k][2], err);
+        unlink(cloud);
+    }
     prox_voxmap_free(m);
 }
 

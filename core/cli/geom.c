@@ -56,47 +56,38 @@ int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char 
         return -1;
     if (o && o->normalize)
         cli_normalize_mesh(m);
+    /* the tree asked for, or why there is none */
+    void *owner = NULL;
+    void (*free_owner)(void *) = NULL;
+    const prox_tree *tree = NULL;
+    char e2[400] = "";
     if (o && o->want_ist) {
         prox_ist_def d = prox_ist_def_default();
         if (o->ist_spheres > 0)
             d.target_spheres = (uint32_t)o->ist_spheres;
         prox_ist *t;
-        char e2[400];
-        if (prox_ist_build(m, &d, &t, e2, sizeof e2) != 0) {
-            snprintf(err, errlen, "%s: %s", path, e2);
-            prox_mesh_free(m);
-            return -1;
-        }
-        out->mesh = m;
-        out->owner = t;
-        out->free_owner = free_ist;
-        out->tree = prox_ist_tree(t);
-        return 0;
-    }
-    if (o && o->want_boxes) {
+        if (prox_ist_build(m, &d, &t, e2, sizeof e2) == 0)
+            owner = t, free_owner = free_ist, tree = prox_ist_tree(t);
+    } else if (o && o->want_boxes) {
         prox_boxes *t;
-        char e2[400];
-        if (prox_boxes_build(m, NULL, &t, e2, sizeof e2) != 0) {
-            snprintf(err, errlen, "%s: %s", path, e2);
-            prox_mesh_free(m);
-            return -1;
-        }
-        out->mesh = m;
-        out->owner = t;
-        out->free_owner = free_boxes;
-        out->tree = prox_boxes_tree(t);
-        return 0;
+        if (prox_boxes_build(m, NULL, &t, e2, sizeof e2) == 0)
+            owner = t, free_owner = free_boxes, tree = prox_boxes_tree(t);
+    } else {
+        prox_bvh *b = prox_bvh_build(m);
+        if (b)
+            owner = b, free_owner = free_bvh, tree = prox_bvh_tree(b);
+        else
+            snprintf(e2, sizeof e2, "cannot build a BVH (out of memory?)");
     }
-    prox_bvh *b = prox_bvh_build(m);
-    if (!b) {
-        snprintf(err, errlen, "%s: cannot build a BVH (out of memory?)", path);
+    if (!owner) {
+        snprintf(err, errlen, "%s: %s", path, e2);
         prox_mesh_free(m);
         return -1;
     }
     out->mesh = m;
-    out->owner = b;
-    out->free_owner = free_bvh;
-    out->tree = prox_bvh_tree(b);
+    out->owner = owner;
+    out->free_owner = free_owner;
+    out->tree = tree;
     return 0;
 }
 
