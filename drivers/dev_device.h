@@ -74,14 +74,23 @@ static inline void dev_close(dev_device *d)
 /* ---- drivers (open: non-RT; each returns NULL + err on failure) ---- */
 
 /* sim: a handle with mass and damping, pushed by a scripted user: a spring
- * pulls it toward a target that follows `script` (see drivers/sim.c), and
- * the forces we write act on it. Time advances with CLOCK_MONOTONIC. */
+ * pulls it toward the hand's target, and the forces we write act on it.
+ * By default the target follows a raised cosine (below) and time advances
+ * with CLOCK_MONOTONIC; the hooks let a caller supply both (sim/: a
+ * virtual clock and a scripted trajectory). */
 typedef struct dev_sim_def {
     double mass_kg, damping_n_s_per_m;
     double hand_stiffness_n_per_m, hand_damping_n_s_per_m;
     prox_vec3 start, amplitude; /* target(t) = start + amplitude * (1 - cos(2 pi f t)) / 2 */
     double frequency_hz;
     double max_force_n;
+    /* optional hooks, called on the thread that reads the device (both
+     * must be real-time safe there); NULL: the defaults above */
+    uint64_t (*clock_ns)(void *user); /* the time the device lives in (monotonic, ns) */
+    /* the hand at t seconds after open: the target the spring pulls the
+     * handle toward, and the handle's orientation (held by the wrist) */
+    void (*hand)(void *user, double t, prox_vec3 *target, prox_quat *orientation);
+    void *user;
 } dev_sim_def;
 dev_sim_def dev_sim_def_default(void);
 dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen);
@@ -89,6 +98,11 @@ dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen);
 void dev_sim_inject_nan(dev_device *d);
 /* Last force written (for tests), thread-safe. */
 prox_vec3 dev_sim_last_force(dev_device *d);
+/* The handle's state after the last reading (position, velocity), and the
+ * work the written forces have done on it since open (joules: positive
+ * when the device pushed energy into the user's hand). Call from the
+ * thread that reads the device, or after it stopped. */
+void dev_sim_handle(dev_device *d, prox_vec3 *position, prox_vec3 *velocity, double *work_j);
 
 /* null: a device at the origin that ignores forces. */
 dev_device *dev_null_open(char *err, size_t errlen);

@@ -1,7 +1,8 @@
 /* sim.c - the simulated device: a handle of given mass and damping, pulled
  * by a scripted user's hand (a spring-damper toward a moving target) and
  * pushed by the forces hapticd writes. Integrated (semi-implicit Euler) on
- * each read over the elapsed monotonic time, in 0.25 ms substeps. */
+ * each read over the elapsed time (CLOCK_MONOTONIC, or the caller's clock
+ * hook), in 0.25 ms substeps. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,13 @@ typedef struct sim_dev {
     dev_sim_def def;
     uint64_t t0, last_ns;
     prox_vec3 x, v;
+    prox_quat q;   /* the hand's orientation at the last reading */
+    double work_j; /* by the written forces on the handle */
     _Atomic double fx, fy, fz; /* last force written; atomics: the watchdog may write too */
     atomic_int inject_nan;
 } sim_dev;
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -37,11 +40,21 @@ dev_sim_def dev_sim_def_default(void)
     d.amplitude = prox_v3(0, 0, -0.25);
     d.frequency_hz = 0.25;
     d.max_force_n = 10.0;
+    d.clock_ns = NULL;
+    d.hand = NULL;
+    d.user = NULL;
     return d;
 }
 
-static prox_vec3 target(const sim_dev *s, double t)
+static uint64_t now_ns(const sim_dev *s) { return s->def.clock_ns ? s->def.clock_ns(s->def.user) : mono_ns(); }
+
+static prox_vec3 target(sim_dev *s, double t)
 {
+    if (s->def.hand) {
+        prox_vec3 p = s->x;
+        s->def.hand(s->def.user, t, &p, &s->q);
+        return p;
+    }
     double k = 0.5 * (1.0 - cos(2.0 * M_PI * s->def.frequency_hz * t));
     return prox_v3_madd(s->def.start, s->def.amplitude, k);
 }
@@ -51,8 +64,8 @@ prox_vec3 dev_sim_last_force(dev_device *d);
 static int sim_read(dev_device *d, dev_state *out)
 {
     sim_dev *s = (sim_dev *)d;
-    uint64_t now = now_ns();
-    double dt_total = (double)(now - s->last_ns) * 1e-9;
+    uint64_t now = now_ns(s);
+    double dt_total = now > s->last_ns ? (double)(now - s->last_ns) * 1e-9 : 0.0;
     if (dt_total > 0.05)
         dt_total = 0.05; /* after a stall, do not integrate a huge step */
     int steps = (int)(dt_total / 0.00025) + 1;
@@ -67,11 +80,12 @@ static int sim_read(dev_device *d, dev_state *out)
         f = prox_v3_add(f, out_f);
         s->v = prox_v3_madd(s->v, f, dt / s->def.mass_kg);
         s->x = prox_v3_madd(s->x, s->v, dt);
+        s->work_j += prox_v3_dot(out_f, s->v) * dt;
     }
     s->last_ns = now;
     out->time_ns = now;
     out->position = s->x;
-    out->orientation = prox_quat_identity();
+    out->orientation = s->q;
     out->linear_velocity = s->v;
     out->angular_velocity = prox_v3(0, 0, 0);
     out->buttons = 0;
@@ -119,8 +133,11 @@ dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen)
     s->dev.info.max_stiffness_n_per_m = 3000;
     s->dev.info.max_damping_n_s_per_m = 20;
     s->dev.info.max_angular_stiffness_nm_per_rad = 5;
-    s->t0 = s->last_ns = now_ns();
+    s->t0 = s->last_ns = now_ns(s);
+    s->q = prox_quat_identity();
     s->x = d.start;
+    if (d.hand) /* the handle starts in the hand */
+        s->x = target(s, 0.0);
     return &s->dev;
 }
 
@@ -131,4 +148,15 @@ prox_vec3 dev_sim_last_force(dev_device *d)
     sim_dev *s = (sim_dev *)d;
     return prox_v3(atomic_load_explicit(&s->fx, memory_order_relaxed), atomic_load_explicit(&s->fy, memory_order_relaxed),
                    atomic_load_explicit(&s->fz, memory_order_relaxed));
+}
+
+void dev_sim_handle(dev_device *d, prox_vec3 *position, prox_vec3 *velocity, double *work_j)
+{
+    const sim_dev *s = (const sim_dev *)d;
+    if (position)
+        *position = s->x;
+    if (velocity)
+        *velocity = s->v;
+    if (work_j)
+        *work_j = s->work_j;
 }

@@ -12,6 +12,7 @@
 #include "prox.h"
 #include "rt_osc.h"
 #include "rt_service.h"
+#include "sim.h"
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
@@ -30,6 +31,10 @@ static void usage(FILE *f)
             "\n"
             "scene:\n"
             "  --demo                 built-in demo scene (procedural, no files needed) with the sim device\n"
+            "  --scenario FILE        simulation in the loop: run the scenario (docs/scenarios.md) on a\n"
+            "                         virtual clock as fast as the queries allow, print its report and\n"
+            "                         expectations; exit 0 when all hold, 3 when one fails\n"
+            "  --report-json FILE     with --scenario: the report as JSON as well\n"
             "  --load NAME=PATH       load a mesh, .ist or .vox as object NAME (repeatable)\n"
             "  --pose NAME=tx,ty,tz,qw,qx,qy,qz  place object NAME\n"
             "  --tool NAME            the object the device moves\n"
@@ -142,16 +147,56 @@ static void write_stats_json(const char *path, const rt_status *st)
     fclose(f);
 }
 
+/* --scenario: 0 when every expectation holds, 3 when one fails, 1 on errors */
+static int run_scenario(const char *path, const char *record, const char *report_json, int quiet)
+{
+    char err[600];
+    sim_scenario *sc = sim_scenario_load(path, err, sizeof err);
+    if (!sc) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        return 1;
+    }
+    if (!quiet)
+        fprintf(stderr, "hapticd: scenario %s, %.3g s on a virtual clock\n", path, sim_scenario_duration_s(sc));
+    sim_options o = {record, quiet};
+    sim_report rep;
+    if (sim_run(sc, &o, &rep, err, sizeof err) != 0) {
+        fprintf(stderr, "hapticd: %s\n", err);
+        sim_scenario_free(sc);
+        return 1;
+    }
+    sim_report_print(stdout, &rep, 0);
+    int failed = sim_check(sc, &rep, stdout);
+    int status = failed ? 3 : 0;
+    if (report_json) {
+        FILE *f = fopen(report_json, "w");
+        if (f) {
+            sim_report_print(f, &rep, 1);
+            if (fclose(f) != 0)
+                f = NULL;
+        }
+        if (!f) {
+            fprintf(stderr, "hapticd: %s: cannot write the report\n", report_json);
+            status = 1;
+        }
+    }
+    if (failed)
+        fprintf(stderr, "hapticd: %d of the scenario's expectations failed\n", failed);
+    sim_scenario_free(sc);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     rt_config cfg = rt_config_default();
     const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL, *record_dir = NULL;
+    const char *scenario = NULL, *report_json = NULL;
     int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131;
     double duration = 0;
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
     enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
-           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD };
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD, O_SCEN, O_REPJ };
     static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
                                          {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
                                          {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
@@ -163,7 +208,8 @@ int main(int argc, char **argv)
                                          {"record", required_argument, 0, O_REC}, {"stats-json", required_argument, 0, O_JSON},
                                          {"quiet", no_argument, 0, O_QUIET}, {"osc-device-port", required_argument, 0, O_ODP},
                                          {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"record-dir", required_argument, 0, O_RECDIR},
-                                         {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"help", no_argument, 0, 'h'},
+                                         {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"scenario", required_argument, 0, O_SCEN},
+                                         {"report-json", required_argument, 0, O_REPJ}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -188,6 +234,8 @@ int main(int argc, char **argv)
         case O_RECDIR: record_dir = optarg; break;
         case O_JSON: stats_json = optarg; break;
         case O_QUIET: quiet = 1; break;
+        case O_SCEN: scenario = optarg; break;
+        case O_REPJ: report_json = optarg; break;
         case 'h': usage(stdout); return 0;
         default:
             if (c >= O_RATE && c <= O_VOXBUD && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET &&
@@ -216,6 +264,17 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "hapticd: unexpected argument '%s' (hapticd --help)\n", argv[optind]);
+        return 2;
+    }
+    if (scenario) {
+        if (demo || nloads || nposes || tool) {
+            fprintf(stderr, "hapticd: --scenario brings its own scene: no --demo, --load, --pose or --tool with it\n");
+            return 2;
+        }
+        return run_scenario(scenario, record, report_json, quiet);
+    }
+    if (report_json) {
+        fprintf(stderr, "hapticd: --report-json goes with --scenario\n");
         return 2;
     }
     if (!demo && nloads == 0) {

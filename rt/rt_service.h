@@ -167,6 +167,20 @@ typedef struct rt_status {
 
 int rt_service_status(rt_service *s, rt_status *out);
 
+/* ---- lockstep (simulation in the loop: sim/) ----
+ * Run one loop cycle now, on the calling thread, at time t_ns of the
+ * caller's clock (a virtual clock: the device must read the same clock,
+ * see dev_sim_def.clock_ns), then hand its telemetry to the listeners and
+ * the recording and free the objects it released, before returning. Every
+ * cycle does what the RT thread's does (commands, voxel updates, device,
+ * proxy, query, safety, telemetry); the query budget and the voxel budget
+ * stay real time. t_ns must increase from step to step; the period is the
+ * configured rate's, whatever the steps' spacing (a gap counts as skipped
+ * cycles, as a late RT cycle does). Only for a service never started:
+ * once stepped, rt_service_start refuses it. Not real-time safe (it is the
+ * loop, run by a non-RT caller); 0, or -1 with err. */
+int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen);
+
 /* Test hook: the RT thread sleeps `ms` once, as if the loop stalled (the
  * watchdog must zero the output). Never used by hapticd itself. */
 void rt_service_test_stall(rt_service *s, int ms);

@@ -117,7 +117,8 @@ struct rt_service {
     int cpu_latency_held; /* the request held during the (last) run */
     char rt_note[320];
     uint64_t start_ns;
-    uint64_t stop_ns; /* when rt_service_stop returned (0: running or never started) */
+    uint64_t stop_ns; /* when rt_service_stop returned (0: running or never started); lockstep: the last step's end */
+    int lockstep;     /* rt_service_step ran: the caller's thread and clock drive the loop, never the threads */
     /* non-RT */
     pthread_mutex_t ctl_lock; /* command producers, registry */
     nrt_object *objects;
@@ -326,7 +327,10 @@ static prox_vec3 coupling(const rt_service *s, const dev_state *st, double f_lim
     return clamp_len(f, f_lim);
 }
 
-static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
+/* One cycle at cycle_start (the loop's clock: CLOCK_MONOTONIC, or the
+ * caller's in lockstep); real_start is CLOCK_MONOTONIC at its start (the
+ * voxel budget is real time, whatever the loop's clock). */
+static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
     /* 1. commands and voxel updates, bounded */
     rt_cmd c;
@@ -337,7 +341,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
      * the rest stay queued for the next cycles. Updates queued for an
      * object since removed (another generation) are dropped. */
     rt_vox_msg vm;
-    const uint64_t vox_end = cycle_start + (uint64_t)(s->cfg.voxel_budget_us * 1000.0);
+    const uint64_t vox_end = real_start + (uint64_t)(s->cfg.voxel_budget_us * 1000.0);
     for (uint32_t i = 0; i < s->cfg.max_voxels_per_cycle; i++) {
         if (i % RT_VOXEL_CLOCK_EVERY == RT_VOXEL_CLOCK_EVERY - 1 && now_ns() >= vox_end)
             break;
@@ -414,7 +418,10 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, double period_s)
                     if (over > prev)
                         atomic_store_explicit(&s->overshoot_max_ns, over, memory_order_relaxed);
                 }
-                if (rc != 0 || !isfinite(r.value) || !prox_v3_isfinite(r.force)) {
+                /* +inf without overlap is no distance found: an empty voxel
+                 * map, or a budget spent before any pair was settled (no
+                 * force this cycle, flagged incomplete); NaN is a fault */
+                if (rc != 0 || isnan(r.value) || !prox_v3_isfinite(r.force) || ((r.flags & PROX_RESULT_OVERLAP) && !isfinite(r.value))) {
                     fault = 1;
                 } else {
                     incomplete = !r.complete;
@@ -576,7 +583,7 @@ static void *rt_main(void *arg)
         atomic_store_explicit(&s->lat_max_ns, lat_max, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->lat_sum_ns, lat, memory_order_relaxed);
         hist_add(s->lat_hist, (double)lat * 1e-3);
-        rt_cycle(s, woke, period_s);
+        rt_cycle(s, woke, woke, period_s);
         int stall = atomic_exchange_explicit(&s->test_stall_ms, 0, memory_order_relaxed);
         if (stall > 0) /* test hook only: simulates a stalled loop */
             sleep_ms(stall);
@@ -738,6 +745,10 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
 {
     if (atomic_load(&s->running)) {
         snprintf(err, errlen, "service: already running");
+        return -1;
+    }
+    if (s->lockstep) {
+        snprintf(err, errlen, "service: driven in lockstep (rt_service_step); the threads cannot take over its clock");
         return -1;
     }
     s->start_ns = now_ns();
@@ -1267,3 +1278,26 @@ int rt_service_status(rt_service *s, rt_status *o)
 }
 
 void rt_service_test_stall(rt_service *s, int ms) { atomic_store(&s->test_stall_ms, ms); }
+
+int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen)
+{
+    if (atomic_load(&s->running)) {
+        snprintf(err, errlen, "service: running on its own thread; lockstep steps only a service never started");
+        return -1;
+    }
+    const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);
+    if (s->lockstep && t_ns <= s->last_cycle_ns) {
+        snprintf(err, errlen, "service: step time %llu ns is not after the last step's (%llu ns)", (unsigned long long)t_ns,
+                 (unsigned long long)s->last_cycle_ns);
+        return -1;
+    }
+    if (!s->lockstep)
+        s->lockstep = 1, s->start_ns = t_ns;
+    rt_cycle(s, t_ns, now_ns(), (double)period * 1e-9);
+    atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->heartbeat, 1, memory_order_release);
+    s->stop_ns = t_ns + period;
+    drain_telemetry(s);
+    drain_releases(s);
+    return 0;
+}

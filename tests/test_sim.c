@@ -1,0 +1,316 @@
+/* test_sim.c - simulation in the loop: the scenario format, lockstep steps
+ * of the service on a virtual clock, events at their cycle, the report. */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dev_device.h"
+#include "rt_service.h"
+#include "sim.h"
+
+/* a ball pressed onto a table: the hand aims 3 cm below the top */
+#define PRESS_SCENE                                                                                                  \
+    "object table box 0.25 0.25 0.02 at 0 0 -0.02\n"                                                                \
+    "object ball sphere 0.02 2\n"                                                                                   \
+    "tool ball\n"                                                                                                   \
+    "budget_us 200000   # every query completes: the run is deterministic\n"                                      \
+    "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"                                            \
+    "at 0 hand 0 0 0.06\n"                                                                                          \
+    "at 1 hand 0 0 -0.01\n"
+
+typedef struct rec_line {
+    double t, x, y, z, f[3], dist, penvol;
+    unsigned flags;
+} rec_line;
+
+/* the telemetry record's lines (hapticd's format) */
+static int read_record(const char *path, rec_line *out, int cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int n = 0;
+    while (n < cap && fgets(line, sizeof line, f)) {
+        rec_line r;
+        unsigned long long seq;
+        double q[4], tq[3], qus;
+        if (sscanf(line, "%llu %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %u", &seq, &r.t, &r.x, &r.y, &r.z,
+                   &q[0], &q[1], &q[2], &q[3], &r.f[0], &r.f[1], &r.f[2], &tq[0], &tq[1], &tq[2], &r.dist, &r.penvol, &qus,
+                   &r.flags) == 19)
+            out[n++] = r;
+    }
+    fclose(f);
+    return n;
+}
+
+static sim_scenario *parse(const char *text, char *err, size_t errlen) { return sim_scenario_parse(text, "t.sim", NULL, err, errlen); }
+
+/* run text, recording into path; 0 on success */
+static int run_text(const char *text, const char *record, sim_report *rep)
+{
+    char err[600];
+    sim_scenario *sc = parse(text, err, sizeof err);
+    CHECK(sc, "%s", err);
+    if (!sc)
+        return -1;
+    sim_options o = {record, 1};
+    int rc = sim_run(sc, &o, rep, err, sizeof err);
+    CHECK(rc == 0, "%s", err);
+    sim_scenario_free(sc);
+    return rc;
+}
+
+static void test_parse_errors(void)
+{
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"objekt a box 1 1 1\n", "t.sim:1: unknown command 'objekt'"},
+        {"object a box 1 nan 1\ntool a\nat 0 hand 0 0 0\n", "t.sim:1: box half extent: 'nan' is not a finite number"},
+        {"object a box 1 1\n", "t.sim:1: box wants half extents"},
+        {"object a sphere 0.1\nobject a sphere 0.2\n", "t.sim:2: object 'a' is defined twice"},
+        {"object a sphere 0.1\nat 0 hand 0 0 0\n", "t.sim:0: no tool"},
+        {"object a sphere 0.1\ntool b\nat 0 hand 0 0 0\n", "t.sim:0: the tool 'b' is not an object"},
+        {"object a sphere 0.1\ntool a\n", "t.sim:0: no hand waypoints"},
+        {"object a sphere 0.1\ntool a\nat 1 hand 0 0 0\nat 0.5 hand 0 0 0\n", "t.sim:4: hand waypoints must come in time order"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0 0 0 0 0\n", "t.sim:3: hand: the rotation quaternion is zero"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0\n", "t.sim:3: hand wants x y z"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 pose b 0 0 0\n", "t.sim:4: no object named 'b'"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 voxel a 0 0 0 obstacle\n", "t.sim:4: 'a' is not a voxel map"},
+        {"object v voxels 0.01 4 4 4\nobject a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 voxels v 0 0 0 3 3 4 obstacle\n",
+         "t.sim:5: voxel cell 4 on axis 2 is outside 'v' (4 cells)"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 voxel a 0 0 0 rock\n", "t.sim:4: voxel class 'rock'"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nexpect max_forse_n < 1\n", "t.sim:4: expect: unknown metric 'max_forse_n'"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nexpect faults = 0\n", "t.sim:4: expect: unknown comparison '='"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\ngains stiffness 5\n", "t.sim:4: gains: unknown key 'stiffness'"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nlimits max_force_n -1\n", "t.sim:4: max_force_n: -1 is outside"},
+        {"rate 5\n", "t.sim:1: rate: 5 is outside 10..20000"},
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 jump a\n", "t.sim:4: unknown event 'jump'"},
+        {"object a torus 0.1 0.2\n", "t.sim:1: torus: the tube radius must be below the ring radius"},
+        {"object a sphere 0.1\x01\n", "t.sim:1: a byte that is not text (0x01)"},
+        {"object a thing 1\n", "t.sim:1: unknown object kind 'thing'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[600] = "";
+        sim_scenario *sc = parse(bad[i].text, err, sizeof err);
+        CHECK(!sc, "case %zu parsed", i);
+        CHECK(strstr(err, bad[i].want) != NULL, "case %zu: '%s' does not say '%s'", i, err, bad[i].want);
+        sim_scenario_free(sc);
+    }
+    char err[600];
+    CHECK(!sim_scenario_load("/nonexistent/x.sim", err, sizeof err) && strstr(err, "No such file"), "%s", err);
+}
+
+/* the same scenario twice: the same telemetry bit for bit (query times
+ * aside); the press holds the ball on the table with forces the device's
+ * limits allow, and the device absorbs energy (a passive wall) */
+static void test_press_deterministic(void)
+{
+    const char *text = PRESS_SCENE "duration 2\n";
+    char p1[64], p2[64];
+    snprintf(p1, sizeof p1, "/tmp/test_sim_%d_a.rec", (int)getpid());
+    snprintf(p2, sizeof p2, "/tmp/test_sim_%d_b.rec", (int)getpid());
+    sim_report r1, r2;
+    if (run_text(text, p1, &r1) || run_text(text, p2, &r2))
+        return;
+    static rec_line a[3000], b[3000];
+    int na = read_record(p1, a, 3000), nb = read_record(p2, b, 3000);
+    CHECK(na == 2001 && nb == 2001, "records of %d and %d lines (2001 cycles)", na, nb);
+    int same = na == nb;
+    for (int i = 0; same && i < na; i++)
+        same = a[i].t == b[i].t && a[i].x == b[i].x && a[i].y == b[i].y && a[i].z == b[i].z && a[i].f[0] == b[i].f[0] &&
+               a[i].f[1] == b[i].f[1] && a[i].f[2] == b[i].f[2] && a[i].penvol == b[i].penvol && a[i].flags == b[i].flags;
+    CHECK(same, "two runs of one scenario differ");
+    CHECK(r1.cycles == 2001 && r1.incomplete == 0 && r1.faults == 0, "cycles %llu incomplete %llu faults %llu",
+          (unsigned long long)r1.cycles, (unsigned long long)r1.incomplete, (unsigned long long)r1.faults);
+    CHECK(r1.contact_s > 0.8 && r1.first_contact_s > 0.3 && r1.first_contact_s < 1.0, "contact %.3f s from %.3f s", r1.contact_s,
+          r1.first_contact_s);
+    CHECK(r1.max_force_n <= 8.0 + 1e-9 && r1.max_force_n > 2, "max force %.3f N", r1.max_force_n);
+    CHECK(r1.tool_min.z > 0.0 && r1.tool_min.z < 0.02, "the ball's centre went down to %.4f (table top 0, radius 0.02)", r1.tool_min.z);
+    CHECK(r1.work_j < 0, "the device did %.4f J of work on the hand: not passive", r1.work_j);
+    /* at rest the device's force balances the hand's spring on the handle:
+     * 300 N/m times the handle's distance from the hand's target */
+    const rec_line *last = &a[na - 1];
+    double hand_f = 300.0 * (r1.handle_end.z - (-0.01));
+    CHECK_NEAR(last->f[2], hand_f, 0.02 * hand_f, "device force against the hand's pull at rest");
+    /* and the table pushes up on the tool: the force follows the volume */
+    CHECK(last->penvol > 0 && last->f[2] > 0, "penvol %.3g force %.3f", last->penvol, last->f[2]);
+    CHECK_NEAR(last->f[2], 2.0e6 * last->penvol, 0.15 * last->f[2], "force against stiffness x penetration volume");
+    unlink(p1);
+    unlink(p2);
+}
+
+/* events apply at the cycle of their time, through the service's commands */
+static void test_events_at_their_cycle(void)
+{
+    const char *text = PRESS_SCENE "duration 2.5\n"
+                                   "at 1.5 forces off\n"
+                                   "at 2.0 pose table 0 0 -5\n";
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/test_sim_%d_e.rec", (int)getpid());
+    sim_report r;
+    if (run_text(text, p, &r))
+        return;
+    static rec_line a[3000];
+    int n = read_record(p, a, 3000);
+    CHECK(n == 2501, "%d lines", n);
+    int force_before = 0, force_after = 0, contact_after = 0, far_after = 1;
+    for (int i = 0; i < n; i++) {
+        double f = sqrt(a[i].f[0] * a[i].f[0] + a[i].f[1] * a[i].f[1] + a[i].f[2] * a[i].f[2]);
+        if (a[i].t > 1.4 && a[i].t < 1.4995)
+            force_before += f > 1;
+        if (a[i].t >= 1.4995)
+            force_after += f != 0;
+        if (a[i].t >= 1.9995 && (a[i].flags & 1))
+            contact_after++;
+        if (a[i].t >= 1.9995 && !(a[i].dist > 4))
+            far_after = 0;
+    }
+    CHECK(force_before > 90, "%d of 100 cycles before the event pressed", force_before);
+    CHECK(force_after == 0, "%d cycles with force after 'forces off'", force_after);
+    CHECK(contact_after == 0 && far_after, "contact %d cycles after the table moved away; far %d", contact_after, far_after);
+    unlink(p);
+}
+
+/* a voxel map filled under the tool at 1 s: contact starts there. Before
+ * that the map is empty: its distance is infinite, which the loop took for
+ * a fault on every cycle (1,401 of 2,001 here), zeroing every force */
+static void test_voxel_events(void)
+{
+    const char *text = "object floor voxels 0.01 20 20 4 at -0.1 -0.1 -0.04\n"
+                       "object ball sphere 0.02 2\n"
+                       "tool ball\n"
+                       "budget_us 200000\n"
+                       "at 0 hand 0 0 0.01\n"
+                       "at 1.0 voxels floor 0 0 0 19 19 3 obstacle\n"
+                       "at 1.6 voxels floor 0 0 0 19 19 3 free\n"
+                       "duration 2\n";
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/test_sim_%d_v.rec", (int)getpid());
+    sim_report r;
+    if (run_text(text, p, &r))
+        return;
+    static rec_line a[3000];
+    int n = read_record(p, a, 3000);
+    int before = 0, during = 0, after = 0;
+    for (int i = 0; i < n; i++) {
+        int c = (a[i].flags & 1) != 0;
+        if (a[i].t < 0.9995)
+            before += c;
+        else if (a[i].t >= 1.2 && a[i].t < 1.5995)
+            during += c;
+        else if (a[i].t >= 1.5995)
+            after += c;
+    }
+    CHECK(n == 2001, "%d lines", n);
+    CHECK(before == 0, "%d contact cycles before the map filled", before);
+    CHECK(during > 350, "%d of 400 cycles in contact on the filled map", during);
+    CHECK(after == 0, "%d contact cycles after the map was cleared", after);
+    CHECK(r.voxel_drops == 0 && r.faults == 0, "drops %llu faults %llu", (unsigned long long)r.voxel_drops,
+          (unsigned long long)r.faults);
+    unlink(p);
+}
+
+/* a lower force limit: the output never passes it, and the tool sinks deeper */
+static void test_limits_and_expectations(void)
+{
+    char err[600];
+    sim_scenario *sc = parse(PRESS_SCENE "duration 2\nlimits max_force_n 2\n"
+                                         "expect max_force_n <= 2\n"
+                                         "expect clamped > 0\n"
+                                         "expect faults != 0\n", /* fails: there are none */
+                             err, sizeof err);
+    CHECK(sc, "%s", err);
+    if (!sc)
+        return;
+    sim_report r, r8;
+    CHECK(sim_run(sc, NULL, &r, err, sizeof err) == 0, "%s", err);
+    CHECK(r.max_force_n <= 2 + 1e-9, "max force %.4f N over a 2 N limit", r.max_force_n);
+    FILE *devnull = fopen("/dev/null", "w");
+    CHECK(sim_check(sc, &r, devnull) == 1, "one expectation of three must fail");
+    if (devnull)
+        fclose(devnull);
+    sim_scenario_free(sc);
+    if (run_text(PRESS_SCENE "duration 2\n", NULL, &r8))
+        return;
+    /* the user overpowers the device: the handle sinks deeper, but the
+     * coupling pulls the tool no harder than the device can push back, so
+     * the tool stays higher (no tunnelling) */
+    CHECK(r.handle_end.z < r8.handle_end.z - 0.005, "handle down to %.4f at 2 N, %.4f at 8 N", r.handle_end.z, r8.handle_end.z);
+    CHECK(r.tool_min.z > r8.tool_min.z, "tool down to %.4f at 2 N, %.4f at 8 N", r.tool_min.z, r8.tool_min.z);
+    double v;
+    CHECK(sim_report_metric(&r, "max_force_n", &v) == 0 && v == r.max_force_n, "metric by name");
+    CHECK(sim_report_metric(&r, "nonsense", &v) == -1, "unknown metric");
+}
+
+/* the hand follows its waypoints: in free space the handle ends where the
+ * last one is; a rotation waypoint turns the tool */
+static void test_hand_script(void)
+{
+    sim_report r;
+    if (run_text("object ball sphere 0.02 1\nobject far box 0.1 0.1 0.1 at 5 5 5\ntool ball\n"
+                 "at 0 hand 0 0 0\nat 0.5 hand 0.1 -0.05 0.02 0.7071068 0 0 0.7071068\nduration 1.5\n",
+                 NULL, &r))
+        return;
+    CHECK_NEAR(r.handle_end.x, 0.1, 0.002, "handle x");
+    CHECK_NEAR(r.handle_end.z, 0.02, 0.002, "handle z");
+    CHECK(r.contact_s == 0 && r.min_distance_m > 4, "contact %.3f s, distance %.3f", r.contact_s, r.min_distance_m);
+}
+
+/* every scenario shipped in sim/scenarios parses, runs and meets its own
+ * expectations */
+static void test_shipped_scenarios(void)
+{
+    static const char *names[] = {"sim/scenarios/press.sim", "sim/scenarios/obstacles.sim"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char err[600];
+        sim_scenario *sc = sim_scenario_load(names[i], err, sizeof err);
+        CHECK(sc, "%s", err);
+        if (!sc)
+            continue;
+        sim_report r;
+        CHECK(sim_run(sc, NULL, &r, err, sizeof err) == 0, "%s", err);
+        CHECK(sim_check(sc, &r, stderr) == 0, "%s: expectations failed", names[i]);
+        sim_scenario_free(sc);
+    }
+}
+
+/* lockstep rules of the service itself */
+static void test_step_rules(void)
+{
+    char err[400];
+    dev_device *d = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    rt_service *s = d ? rt_service_create(&cfg, d, err, sizeof err) : NULL;
+    CHECK(s, "%s", err);
+    if (!s) {
+        dev_close(d);
+        return;
+    }
+    CHECK(rt_service_step(s, 5000000, err, sizeof err) == 0, "%s", err);
+    CHECK(rt_service_step(s, 5000000, err, sizeof err) == -1 && strstr(err, "not after the last step"), "%s", err);
+    CHECK(rt_service_step(s, 6000000, err, sizeof err) == 0, "%s", err);
+    CHECK(rt_service_start(s, err, sizeof err) == -1 && strstr(err, "lockstep"), "%s", err);
+    rt_status st;
+    rt_service_status(s, &st);
+    CHECK(st.cycles == 2 && st.telemetry_received == 2, "cycles %llu telemetry %llu", (unsigned long long)st.cycles,
+          (unsigned long long)st.telemetry_received);
+    rt_service_destroy(s);
+    dev_close(d);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    RUN_TEST(test_parse_errors);
+    RUN_TEST(test_press_deterministic);
+    RUN_TEST(test_events_at_their_cycle);
+    RUN_TEST(test_voxel_events);
+    RUN_TEST(test_limits_and_expectations);
+    RUN_TEST(test_hand_script);
+    RUN_TEST(test_shipped_scenarios);
+    RUN_TEST(test_step_rules);
+    return check_summary(argv[0]);
+}
