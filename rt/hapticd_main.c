@@ -211,8 +211,9 @@ int main(int argc, char **argv)
                                          {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"scenario", required_argument, 0, O_SCEN},
                                          {"report-json", required_argument, 0, O_REPJ}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int c;
+    int c, live_opts = 0; /* options a scenario does not take (it sets its own) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        live_opts += c != O_SCEN && c != O_REPJ && c != O_REC && c != O_QUIET && c != 'h';
         char *end = NULL;
         double v = optarg ? strtod(optarg, &end) : 0;
         int numeric_bad = optarg && (end == optarg || *end || !isfinite(v));
@@ -267,8 +268,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (scenario) {
-        if (demo || nloads || nposes || tool) {
-            fprintf(stderr, "hapticd: --scenario brings its own scene: no --demo, --load, --pose or --tool with it\n");
+        if (live_opts) {
+            fprintf(stderr, "hapticd: --scenario sets its own scene, device, rate, budget, gains and limits: only --record, "
+                            "--report-json and --quiet go with it\n");
             return 2;
         }
         return run_scenario(scenario, record, report_json, quiet);

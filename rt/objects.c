@@ -124,11 +124,12 @@ const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_upda
     return NULL;
 }
 
-void rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u)
+int rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u)
 {
     /* the RT thread owns the live map between queries: the one writer */
     if (!tree || tree->type != PROX_TREE_VOXEL)
-        return; /* (the service drops updates for a removed map before this) */
+        return 0; /* (the service drops updates for a removed map before this) */
     prox_voxmap *m = (prox_voxmap *)tree->impl;
-    prox_voxmap_set(m, u->x, u->y, u->z, u->cls); /* checked on entry; a full map refuses and changes nothing */
+    /* checked on entry, so only a full map refuses (and changes nothing) */
+    return prox_voxmap_set(m, u->x, u->y, u->z, u->cls) == PROX_VOXEL_OK ? 0 : -1;
 }

@@ -28,7 +28,9 @@ void rt_object_free(rt_object *o);
 /* Why these voxel updates cannot apply to o (not a voxel map, cell out of
  * range, unknown class), or NULL. Non-RT. */
 const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_update *u, uint32_t count);
-/* Apply one checked update (RT thread, between queries). RT safe. */
-void rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u);
+/* Apply one checked update (RT thread, between queries). RT safe. 0, or
+ * -1 when the map is full (nothing changed; the service counts it as a
+ * voxel drop). */
+int rt_object_voxel_apply(const prox_tree *tree, const struct rt_voxel_update *u);
 
 #endif

@@ -153,7 +153,7 @@ typedef struct rt_status {
     uint64_t cycles, overruns;
     double latency_min_us, latency_avg_us, latency_max_us, latency_p50_us, latency_p99_us, latency_p999_us;
     double query_p99_us, query_max_us, budget_us, budget_overshoot_max_us;
-    uint64_t cmd_drops, voxel_drops, telemetry_drops;
+    uint64_t cmd_drops, voxel_drops, telemetry_drops; /* voxel_drops: updates that did not fit the queue or the map */
     uint32_t voxel_queued; /* voxel updates waiting for the loop */
     uint32_t object_count;
     char tool[RT_NAME_MAX];
@@ -173,11 +173,13 @@ int rt_service_status(rt_service *s, rt_status *out);
  * see dev_sim_def.clock_ns), then hand its telemetry to the listeners and
  * the recording and free the objects it released, before returning. Every
  * cycle does what the RT thread's does (commands, voxel updates, device,
- * proxy, query, safety, telemetry); the query budget and the voxel budget
- * stay real time. t_ns must increase from step to step; the period is the
+ * proxy, query, safety, telemetry); from the first step on, control
+ * functions and voxel updates go through the queues as they do to a
+ * running loop. The query budget and the voxel budget stay real time. t_ns must increase from step to step; the period is the
  * configured rate's, whatever the steps' spacing (a gap counts as skipped
- * cycles, as a late RT cycle does). Only for a service never started:
- * once stepped, rt_service_start refuses it. Not real-time safe (it is the
+ * cycles, as a late RT cycle does). Only for a service never started
+ * (refused after rt_service_start, even once stopped); once stepped,
+ * rt_service_start refuses it. Not real-time safe (it is the
  * loop, run by a non-RT caller); 0, or -1 with err. */
 int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen);
 

@@ -119,6 +119,7 @@ struct rt_service {
     uint64_t start_ns;
     uint64_t stop_ns; /* when rt_service_stop returned (0: running or never started); lockstep: the last step's end */
     int lockstep;     /* rt_service_step ran: the caller's thread and clock drive the loop, never the threads */
+    int ever_started; /* rt_service_start succeeded once: lockstep is refused */
     /* non-RT */
     pthread_mutex_t ctl_lock; /* command producers, registry */
     nrt_object *objects;
@@ -348,8 +349,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
         if (rt_ring_pop(&s->vox, &vm) != 0)
             break;
         const rt_slot *sl = &s->slots[vm.slot];
-        if (sl->active && sl->gen == vm.gen)
-            rt_object_voxel_apply(sl->tree, &vm.u);
+        if (sl->active && sl->gen == vm.gen && rt_object_voxel_apply(sl->tree, &vm.u) != 0)
+            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
     }
 
     /* the force and torque limits: the configuration's, within the device's */
@@ -372,7 +373,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
     t.time_s = (double)(cycle_start - s->start_ns) * 1e-9;
     prox_vec3 f_dev = {0, 0, 0}, tq_dev = {0, 0, 0};
     double distance = INFINITY, penvol = 0, query_us = 0;
-    int contact = 0, incomplete = 0;
+    int contact = 0, incomplete = 0, hold_proxy = 0;
 
     if (!fault) {
         /* 3. virtual coupling: a proxy tool follows the device through a
@@ -421,10 +422,15 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                 /* +inf without overlap is no distance found: an empty voxel
                  * map, or a budget spent before any pair was settled (no
                  * force this cycle, flagged incomplete); NaN is a fault */
-                if (rc != 0 || isnan(r.value) || !prox_v3_isfinite(r.force) || ((r.flags & PROX_RESULT_OVERLAP) && !isfinite(r.value))) {
-                    fault = 1;
+                if (rc != 0 || isnan(r.value) || !prox_v3_isfinite(r.force) || (r.flags & PROX_RESULT_NO_HANDLER) ||
+                    (r.value != INFINITY && !isfinite(r.value)) || ((r.flags & PROX_RESULT_OVERLAP) && !isfinite(r.value))) {
+                    fault = 1; /* no handler: a pair the engine cannot measure is never walked through */
                 } else {
                     incomplete = !r.complete;
+                    /* nothing settled within the budget: where the tool is is
+                     * unknown this cycle, so the proxy holds its place (the
+                     * coupling still pulls the device toward it) */
+                    hold_proxy = incomplete && r.value == INFINITY;
                     if (r.flags & PROX_RESULT_OVERLAP) {
                         contact = 1;
                         distance = 0;
@@ -463,6 +469,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             steps = steps < 1 ? 1 : steps;
             const double h = dt / steps;
             prox_vec3 fc = f_couple;
+            if (hold_proxy)
+                steps = 0, s->proxy_v = prox_v3(0, 0, 0);
             for (int k = 0; k < steps; k++) {
                 if (k > 0)
                     fc = coupling(s, &st, fmax);
@@ -751,6 +759,7 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
         snprintf(err, errlen, "service: driven in lockstep (rt_service_step); the threads cannot take over its clock");
         return -1;
     }
+    s->ever_started = 1;
     s->start_ns = now_ns();
     s->stop_ns = 0;
     atomic_store(&s->stop, 0);
@@ -892,7 +901,7 @@ void rt_service_destroy(rt_service *s)
 /* Before the loop runs, commands are applied directly (same code). */
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
-    if (!atomic_load(&s->running)) {
+    if (!atomic_load(&s->running) && !s->lockstep) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
         apply_cmd(s, c);
         {
             uint32_t slot;
@@ -1131,11 +1140,11 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
     uint32_t i = 0;
     for (; i < count; i++) {
         rt_vox_msg m = {(uint32_t)slot, s->objects[slot].gen, u[i]};
-        if (atomic_load(&s->running)) {
+        if (atomic_load(&s->running) || s->lockstep) {
             if (rt_ring_push(&s->vox, &m) != 0)
                 break;
-        } else
-            rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]);
+        } else if (rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]) != 0)
+            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
     }
     if (i < count) /* every update that did not fit, not one per call */
         atomic_fetch_add_explicit(&s->voxel_drops, count - i, memory_order_relaxed);
@@ -1239,7 +1248,7 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->overruns = atomic_load(&s->overruns);
     /* after a stop: the run's length, so the final statistics keep their rate */
     uint64_t end = o->running ? now_ns() : s->stop_ns;
-    o->uptime_s = end > s->start_ns && s->start_ns ? (double)(end - s->start_ns) * 1e-9 : 0;
+    o->uptime_s = end > s->start_ns && (s->start_ns || s->lockstep) ? (double)(end - s->start_ns) * 1e-9 : 0;
     o->rate_hz = o->uptime_s > 0 ? (double)o->cycles / o->uptime_s : 0;
     o->latency_min_us = (double)atomic_load(&s->lat_min_ns) * 1e-3;
     o->latency_max_us = (double)atomic_load(&s->lat_max_ns) * 1e-3;
@@ -1281,8 +1290,8 @@ void rt_service_test_stall(rt_service *s, int ms) { atomic_store(&s->test_stall_
 
 int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen)
 {
-    if (atomic_load(&s->running)) {
-        snprintf(err, errlen, "service: running on its own thread; lockstep steps only a service never started");
+    if (atomic_load(&s->running) || s->ever_started) {
+        snprintf(err, errlen, "service: started on its own thread once; lockstep steps only a service never started");
         return -1;
     }
     const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);

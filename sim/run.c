@@ -12,12 +12,10 @@
 #include "prox.h"
 #include "sim_internal.h"
 
-/* events applied before one step at most (the command ring drains 64 a
- * cycle by default: it can never fill) */
-#define SIM_EVENTS_PER_STEP 32u
-/* voxel updates queued before one step at most (the loop applies up to
- * 20,000 a cycle by default; the ring holds 262,144) */
+/* voxel updates queued before one step at most, over all blocks (the loop
+ * applies up to 20,000 a cycle by default; the ring holds 262,144) */
 #define SIM_VOXELS_PER_STEP 16384u
+#define SIM_VOXMAP_MAX_CAPACITY (1u << 22) /* cells an empty scenario map holds at most */
 
 typedef struct runner {
     const sim_scenario *sc;
@@ -90,7 +88,7 @@ static void on_telemetry(const rt_telemetry *t, void *user)
     rep->incomplete += (t->flags & RT_TEL_QUERY_INCOMPLETE) != 0;
     rep->faults += (t->flags & RT_TEL_FAULT) != 0;
     rep->clamped += (t->flags & RT_TEL_CLAMPED) != 0;
-    if (r->nq == 0 && rep->cycles == 0)
+    if (rep->cycles == 0)
         rep->tool_min = rep->tool_max = t->tool_pos;
     rep->tool_min = prox_v3(fmin(rep->tool_min.x, t->tool_pos.x), fmin(rep->tool_min.y, t->tool_pos.y), fmin(rep->tool_min.z, t->tool_pos.z));
     rep->tool_max = prox_v3(fmax(rep->tool_max.x, t->tool_pos.x), fmax(rep->tool_max.y, t->tool_pos.y), fmax(rep->tool_max.z, t->tool_pos.z));
@@ -107,6 +105,12 @@ static int cmp_double(const void *a, const void *b)
 
 static void free_voxmap(void *p) { prox_voxmap_free(p); }
 
+static int object_error(const sim_scenario *sc, const sim_object *o, const char *why, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, why);
+    return -1;
+}
+
 static int build_object(rt_service *svc, const sim_scenario *sc, const sim_object *o, char *err, size_t errlen)
 {
     char e2[400];
@@ -118,50 +122,42 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
     case SOBJ_SPHERE: m = prox_mesh_make_sphere(o->a[0], (int)o->a[1]); break;
     case SOBJ_TORUS: m = prox_mesh_make_torus(o->a[0], o->a[1], (int)o->a[2], (int)o->a[3]); break;
     case SOBJ_FILE:
-        if (!o->bvh) {
-            if (rt_service_load_object(svc, o->name, o->path, &o->pose, e2, sizeof e2) == 0)
-                return 0;
-            snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, e2);
-            return -1;
-        }
-        if (prox_mesh_load(o->path, &m, e2, sizeof e2) != 0) {
-            snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, e2);
-            return -1;
-        }
+        if (!o->bvh)
+            return rt_service_load_object(svc, o->name, o->path, &o->pose, e2, sizeof e2) == 0 ? 0 : object_error(sc, o, e2, err, errlen);
+        if (prox_mesh_load(o->path, &m, e2, sizeof e2) != 0)
+            return object_error(sc, o, e2, err, errlen);
         break;
     case SOBJ_VOXELS: {
-        prox_voxmap_def vd = {o->a[0], prox_v3(0, 0, 0), {o->n[0], o->n[1], o->n[2]}, 0};
+        /* room for every cell (up to SIM_VOXMAP_MAX_CAPACITY; past it a
+         * full map refuses updates, counted as voxel drops) */
+        double cells = (double)o->n[0] * o->n[1] * o->n[2];
+        prox_voxmap_def vd = {o->a[0], prox_v3(0, 0, 0), {o->n[0], o->n[1], o->n[2]},
+                              cells < SIM_VOXMAP_MAX_CAPACITY ? (uint32_t)cells : SIM_VOXMAP_MAX_CAPACITY};
         prox_voxmap *vm = prox_voxmap_create(&vd, e2, sizeof e2);
-        if (!vm) {
-            snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, e2);
-            return -1;
-        }
+        if (!vm)
+            return object_error(sc, o, e2, err, errlen);
         obj.tree = prox_voxmap_tree(vm), obj.owner = vm, obj.free_owner = free_voxmap, obj.type = PROX_TREE_VOXEL;
         goto add;
     }
-    default: snprintf(err, errlen, "%s:%d: object %s: unknown kind", sc->name, o->line, o->name); return -1;
+    default: return object_error(sc, o, "unknown kind", err, errlen);
     }
-    if (!m) {
-        snprintf(err, errlen, "%s:%d: object %s: cannot make the mesh (out of memory or out of range)", sc->name, o->line, o->name);
-        return -1;
-    }
-    if (rt_object_from_mesh(m, !o->bvh, &obj, e2, sizeof e2) != 0) { /* takes the mesh */
-        snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, e2);
-        return -1;
-    }
+    if (!m)
+        return object_error(sc, o, "cannot make the mesh (out of memory or out of range)", err, errlen);
+    if (rt_object_from_mesh(m, !o->bvh, &obj, e2, sizeof e2) != 0) /* takes the mesh */
+        return object_error(sc, o, e2, err, errlen);
 add:
     if (rt_service_add_object(svc, o->name, &obj, &o->pose, e2, sizeof e2) != 0) {
         rt_object_free(&obj);
-        snprintf(err, errlen, "%s:%d: object %s: %s", sc->name, o->line, o->name, e2);
-        return -1;
+        return object_error(sc, o, e2, err, errlen);
     }
     return 0;
 }
 
-/* Apply event e (voxel blocks: the next part of it, from *done cells on);
- * 1 when it is fully applied, 0 when more remains, -1 + err. */
-static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event *e, uint64_t *done, sim_report *rep, char *err,
-                       size_t errlen)
+/* Apply event e (voxel blocks: the next part of it, from *done cells on,
+ * at most *room cells, which it lowers); 1 when it is fully applied, 0
+ * when more remains, -1 + err. */
+static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event *e, uint64_t *done, uint32_t *room, sim_report *rep,
+                       char *err, size_t errlen)
 {
     char e2[400];
     int rc = 0;
@@ -175,10 +171,9 @@ static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event 
         const uint64_t nx = (uint64_t)(e->hi[0] - e->lo[0] + 1), ny = (uint64_t)(e->hi[1] - e->lo[1] + 1);
         const uint64_t total = nx * ny * (uint64_t)(e->hi[2] - e->lo[2] + 1);
         rt_voxel_update u[512];
-        uint32_t queued = 0;
-        while (*done < total && queued < SIM_VOXELS_PER_STEP) {
+        while (*done < total && *room > 0) {
             uint32_t k = 0;
-            for (; k < 512 && *done + k < total; k++) {
+            for (; k < 512 && k < *room && *done + k < total; k++) {
                 uint64_t i = *done + k;
                 u[k].x = e->lo[0] + (int32_t)(i % nx), u[k].y = e->lo[1] + (int32_t)(i / nx % ny), u[k].z = e->lo[2] + (int32_t)(i / nx / ny);
                 u[k].cls = e->cls;
@@ -188,8 +183,9 @@ static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event 
                 rc = -1;
                 break;
             }
-            rep->voxel_drops += k - (uint32_t)q; /* counted by the service as well */
-            *done += k, queued += k;
+            (void)rep; /* what did not fit is counted by the service (voxel_drops) */
+            (void)q;
+            *done += k, *room -= k;
         }
         if (!rc)
             return *done >= total;
@@ -202,13 +198,6 @@ static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event 
         return -1;
     }
     return 1;
-}
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, char *err, size_t errlen)
@@ -229,16 +218,16 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         snprintf(err, errlen, "%s: out of memory", sc->name);
         return -1;
     }
-    dev_sim_def dd = dev_sim_def_default();
-    dd.mass_kg = sc->hand_mass_kg, dd.damping_n_s_per_m = sc->hand_damping;
-    dd.hand_stiffness_n_per_m = sc->hand_stiffness, dd.hand_damping_n_s_per_m = sc->hand_hand_damping;
-    dd.max_force_n = sc->device_max_force_n;
+    dev_sim_def dd = sc->hand;
     dd.clock_ns = virtual_clock, dd.hand = scripted_hand, dd.user = &r;
     char e2[400];
     dev_device *dev = dev_sim_open(&dd, e2, sizeof e2);
     rt_config cfg = rt_config_default();
     cfg.rate_hz = sc->rate_hz, cfg.budget_us = sc->budget_us, cfg.gains = sc->gains, cfg.limits = sc->limits;
     cfg.priority = 0, cfg.cpu = -1, cfg.cpu_latency_us = -1;
+    cfg.max_objects = sc->nobj + 1 > cfg.max_objects ? sc->nobj + 1 : cfg.max_objects;
+    if (cfg.voxel_budget_us >= 0.5e6 / sc->rate_hz) /* below the period at every rate */
+        cfg.voxel_budget_us = 0.5e6 / sc->rate_hz;
     rt_service *svc = dev ? rt_service_create(&cfg, dev, e2, sizeof e2) : NULL;
     uint64_t *vox_done = calloc(sc->nev ? sc->nev : 1, sizeof *vox_done);
     int rc = 0;
@@ -263,20 +252,30 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         snprintf(err, errlen, "%s: %s", sc->name, e2);
         rc = -1;
     }
-    const double w0 = wall_now();
-    uint32_t next_ev = 0;
+    const uint64_t w0 = prox_now_ns();
+    uint32_t next_ev = 0, first_open = 0; /* first_open: the first voxel block still being queued, or later */
     double next_progress = 1.0;
     for (uint64_t k = 0; k < steps && !rc; k++) {
         r.now_ns = k * r.period_ns;
         const double t = (double)r.now_ns * 1e-9;
-        for (uint32_t applied = 0; next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && applied < SIM_EVENTS_PER_STEP; applied++) {
-            int a = apply_event(svc, sc, &sc->ev[next_ev], &vox_done[next_ev], rep, err, errlen);
-            if (a < 0) {
+        /* events due: commands up to what one cycle drains (the ring
+         * never fills; the rest wait a cycle), voxel blocks started and
+         * queued part by part alongside, never holding the others back */
+        uint32_t room = SIM_VOXELS_PER_STEP, cmds = 0;
+        for (uint32_t i = first_open; i < next_ev && !rc; i++)
+            if (sc->ev[i].type == SEV_VOXELS && vox_done[i] != UINT64_MAX && room &&
+                (rc = apply_event(svc, sc, &sc->ev[i], &vox_done[i], &room, rep, err, errlen)) == 1)
+                vox_done[i] = UINT64_MAX, rc = 0;
+        while (first_open < next_ev && (sc->ev[first_open].type != SEV_VOXELS || vox_done[first_open] == UINT64_MAX))
+            first_open++;
+        while (!rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle) {
+            const sim_event *e = &sc->ev[next_ev];
+            int a = e->type == SEV_VOXELS && !room ? 0 : apply_event(svc, sc, e, &vox_done[next_ev], &room, rep, err, errlen);
+            if (a < 0)
                 rc = -1;
-                break;
-            }
-            if (a == 0)
-                break; /* a voxel block goes on next step */
+            if (e->type == SEV_VOXELS && a == 1)
+                vox_done[next_ev] = UINT64_MAX;
+            cmds += e->type != SEV_VOXELS;
             next_ev++;
         }
         if (!rc && rt_service_step(svc, r.now_ns, e2, sizeof e2)) {
@@ -289,7 +288,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         }
     }
     if (!rc) {
-        rep->wall_s = wall_now() - w0;
+        rep->wall_s = (double)(prox_now_ns() - w0) * 1e-9;
         rep->sim_s = (double)rep->cycles * (double)r.period_ns * 1e-9;
         rep->speedup = rep->wall_s > 0 ? rep->sim_s / rep->wall_s : 0;
         if (r.nq) {
@@ -302,6 +301,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         rt_service_status(svc, &st);
         rep->overruns = st.overruns;
         rep->cmd_drops = st.cmd_drops;
+        rep->voxel_drops = st.voxel_drops; /* past the queue or a full map */
         rep->telemetry_gaps = st.telemetry_gaps + st.telemetry_drops;
         dev_sim_handle(dev, &rep->handle_end, NULL, &rep->work_j);
     }
@@ -376,7 +376,9 @@ void sim_report_print(FILE *f, const sim_report *rep, int json)
     if (json)
         fprintf(f, "{\n");
     for (int i = 0; i < n; i++) {
-        if (json)
+        if (json && !isfinite(m[i].v)) /* JSON has no NaN or infinity */
+            fprintf(f, "  \"%s\": null%s\n", m[i].name, i + 1 < n ? "," : "");
+        else if (json)
             fprintf(f, "  \"%s\": %.9g%s\n", m[i].name, m[i].v, i + 1 < n ? "," : "");
         else
             fprintf(f, "%-18s %.9g\n", m[i].name, m[i].v);
@@ -387,7 +389,6 @@ void sim_report_print(FILE *f, const sim_report *rep, int json)
 
 int sim_check(const sim_scenario *sc, const sim_report *rep, FILE *f)
 {
-    static const char *ops[] = {"", "<", "<=", ">", ">=", "==", "!="};
     int failed = 0;
     for (uint32_t i = 0; i < sc->nex; i++) {
         const sim_expect *x = &sc->ex[i];
@@ -406,7 +407,7 @@ int sim_check(const sim_scenario *sc, const sim_report *rep, FILE *f)
         }
         failed += !ok;
         if (f)
-            fprintf(f, "expect %s %s %.9g (line %d): %s (%.9g)\n", x->metric, ops[x->op], x->v, x->line, ok ? "ok" : "FAILED", v);
+            fprintf(f, "expect %s %s %.9g (line %d): %s (%.9g)\n", x->metric, sim_op_names[x->op], x->v, x->line, ok ? "ok" : "FAILED", v);
     }
     return failed;
 }

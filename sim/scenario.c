@@ -32,7 +32,10 @@ static int fail(parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(p->err, p->errlen, "%s:%d: %s", p->name, p->line, msg);
+    if (p->line > 0)
+        snprintf(p->err, p->errlen, "%s:%d: %s", p->name, p->line, msg);
+    else /* the file as a whole */
+        snprintf(p->err, p->errlen, "%s: %s", p->name, msg);
     return -1;
 }
 
@@ -102,10 +105,10 @@ static int pose_args(parser *p, char **tok, int n, const char *what, prox_xform 
     for (int i = 0; i < n; i++)
         if (num(p, tok[i], what, &v[i]))
             return -1;
-    prox_quat q = {v[3], v[4], v[5], v[6]};
-    double len = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-    if (!(len > 1e-9))
+    double big = fmax(fmax(fabs(v[3]), fabs(v[4])), fmax(fabs(v[5]), fabs(v[6])));
+    if (!(big > 0))
         return fail(p, "%s: the rotation quaternion is zero", what);
+    prox_quat q = {v[3] / big, v[4] / big, v[5] / big, v[6] / big}; /* scaled first: no underflow in the norm */
     *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), prox_quat_normalize(q));
     return 0;
 }
@@ -209,6 +212,10 @@ static int cmd_object(parser *p, char **tok, int n)
         return fail(p, "unknown object kind '%s' (box, tiled_box, sphere, torus, file, voxels)", k);
     if (o.bvh && (o.kind == SOBJ_VOXELS))
         return fail(p, "bvh applies to meshes, not voxel maps");
+    if (sc->nobj >= SIM_MAX_OBJECTS) {
+        free(o.path);
+        return fail(p, "more than %u objects", SIM_MAX_OBJECTS);
+    }
     sim_object *slot = push(p, (void **)&sc->obj, &sc->nobj, sizeof *slot);
     if (!slot) {
         free(o.path);
@@ -323,7 +330,7 @@ static int cmd_at(parser *p, char **tok, int n)
         if (n != 4 || name_arg(p, tok[3], e.name))
             return n != 4 ? fail(p, "tool wants NAME") : -1;
     } else if (!strcmp(w, "budget_us")) {
-        e.type = SEV_BUDGET;
+        e.type = SEV_BUDGET; /* at most the period: checked once the rate is known */
         if (n != 4 || num_in(p, tok[3], "budget_us", 0, 1e6, &e.v))
             return n != 4 ? fail(p, "budget_us wants US") : -1;
     } else
@@ -337,7 +344,6 @@ static int cmd_at(parser *p, char **tok, int n)
 
 static int cmd_expect(parser *p, char **tok, int n)
 {
-    static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
     if (n != 4)
         return fail(p, "expect wants METRIC OP VALUE (OP: < <= > >= == !=)");
     sim_report zero;
@@ -346,9 +352,9 @@ static int cmd_expect(parser *p, char **tok, int n)
     if (sim_report_metric(&zero, tok[1], &v))
         return fail(p, "expect: unknown metric '%s' (the names hapticd --scenario prints)", tok[1]);
     int op = 0;
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(tok[2], ops[i]))
-            op = i + 1;
+    for (int i = SOP_LT; i <= SOP_NE; i++)
+        if (!strcmp(tok[2], sim_op_names[i]))
+            op = i;
     if (!op)
         return fail(p, "expect: unknown comparison '%s' (< <= > >= == !=)", tok[2]);
     if (num(p, tok[3], "expect", &v))
@@ -389,11 +395,12 @@ static int parse_line(parser *p, char *s)
     } else if (!strcmp(c, "tool")) {
         return n != 2 ? fail(p, "tool wants NAME") : name_arg(p, tok[1], sc->tool);
     } else if (!strcmp(c, "hand")) {
-        const keyed k[] = {{"mass_kg", &sc->hand_mass_kg, 1e-3, 100},
-                           {"damping_n_s_per_m", &sc->hand_damping, 0, 1e4},
-                           {"stiffness_n_per_m", &sc->hand_stiffness, 0, 1e6},
-                           {"hand_damping_n_s_per_m", &sc->hand_hand_damping, 0, 1e4},
-                           {"max_force_n", &sc->device_max_force_n, 1e-3, 1e4}};
+        dev_sim_def *h = &sc->hand;
+        const keyed k[] = {{"mass_kg", &h->mass_kg, 1e-3, 100},
+                           {"damping_n_s_per_m", &h->damping_n_s_per_m, 0, 1e4},
+                           {"stiffness_n_per_m", &h->hand_stiffness_n_per_m, 0, 1e6},
+                           {"hand_damping_n_s_per_m", &h->hand_damping_n_s_per_m, 0, 1e4},
+                           {"max_force_n", &h->max_force_n, 1e-3, 1e4}};
         return pairs(p, tok, n, "hand", k, (int)(sizeof k / sizeof k[0]));
     } else if (!strcmp(c, "gains")) {
         rt_gains *g = &sc->gains;
@@ -422,6 +429,14 @@ static int parse_line(parser *p, char *s)
     return fail(p, "unknown command '%s' (rate, duration, budget_us, object, tool, hand, gains, limits, at, expect)", c);
 }
 
+static int cmp_event(const void *a, const void *b)
+{
+    const sim_event *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
 /* names used by tools and events exist; events in time order */
 static int check_names(parser *p)
 {
@@ -448,21 +463,46 @@ static int check_names(parser *p)
                 if ((uint32_t)e->hi[k] >= o->n[k])
                     return fail(p, "voxel cell %d on axis %d is outside '%s' (%u cells)", e->hi[k], k, e->name, o->n[k]);
     }
-    /* stable sort by time: insertion (events are few, and mostly in order) */
-    for (uint32_t i = 1; i < sc->nev; i++) {
-        sim_event e = sc->ev[i];
-        uint32_t j = i;
-        while (j > 0 && sc->ev[j - 1].t > e.t)
-            sc->ev[j] = sc->ev[j - 1], j--;
-        sc->ev[j] = e;
-    }
+    /* by time, file order within a time (the line numbers keep it) */
+    qsort(sc->ev, sc->nev, sizeof *sc->ev, cmp_event);
     if (!sc->duration_set) {
         double last = sc->wp[sc->nwp - 1].t;
         if (sc->nev && sc->ev[sc->nev - 1].t > last)
             last = sc->ev[sc->nev - 1].t;
-        sc->duration_s = last + 1.0;
+        sc->duration_s = last + 1.0 < SIM_MAX_DURATION_S ? last + 1.0 : SIM_MAX_DURATION_S;
     }
-    return 0;
+    p->line = 0;
+    if (sc->duration_s * sc->rate_hz > SIM_MAX_CYCLES)
+        return fail(p, "%.0f s at %.0f Hz is more than %.0f cycles", sc->duration_s, sc->rate_hz, SIM_MAX_CYCLES);
+    /* the simulated hand integrates stably at the device's substep
+     * (semi-implicit Euler: h c/m + h^2 k/m below 2, with a margin) */
+    const dev_sim_def *h = &sc->hand;
+    double hs = SIM_HAND_STEP_S, cm = (h->damping_n_s_per_m + h->hand_damping_n_s_per_m) / h->mass_kg;
+    if (hs * cm + hs * hs * h->hand_stiffness_n_per_m / h->mass_kg > 1.5)
+        return fail(p, "the hand's settings are unstable at the simulated device's %.2f ms steps (a heavier mass_kg, or less "
+                       "stiffness or damping)", 1e3 * hs);
+    /* in time: no event after the end, none naming an object removed before */
+    int *gone = calloc(sc->nobj ? sc->nobj : 1, sizeof *gone);
+    if (!gone)
+        return fail(p, "out of memory");
+    int rc = 0;
+    for (uint32_t i = 0; i < sc->nev && !rc; i++) {
+        const sim_event *e = &sc->ev[i];
+        p->line = e->line;
+        if (e->t > sc->duration_s)
+            rc = fail(p, "at %g s is after the scenario's end (duration %g s)", e->t, sc->duration_s);
+        else if (e->type == SEV_BUDGET && e->v > 1e6 / sc->rate_hz)
+            rc = fail(p, "budget_us %g is more than the loop period (%g us)", e->v, 1e6 / sc->rate_hz);
+        else if (e->type != SEV_FORCES && e->type != SEV_BUDGET) {
+            uint32_t k = (uint32_t)(find_object(sc, e->name) - sc->obj);
+            if (gone[k])
+                rc = fail(p, "'%s' was removed before %g s", e->name, e->t);
+            else if (e->type == SEV_REMOVE)
+                gone[k] = 1;
+        }
+    }
+    free(gone);
+    return rc;
 }
 
 sim_scenario *sim_scenario_parse(const char *text, const char *name, const char *dir, char *err, size_t errlen)
@@ -487,10 +527,7 @@ sim_scenario *sim_scenario_parse(const char *text, const char *name, const char 
     sc->budget_us = d.budget_us;
     sc->gains = d.gains;
     sc->limits = d.limits;
-    dev_sim_def h = dev_sim_def_default();
-    sc->hand_mass_kg = h.mass_kg, sc->hand_damping = h.damping_n_s_per_m;
-    sc->hand_stiffness = h.hand_stiffness_n_per_m, sc->hand_hand_damping = h.hand_damping_n_s_per_m;
-    sc->device_max_force_n = h.max_force_n;
+    sc->hand = dev_sim_def_default();
     parser p = {sc, name, dir, 0, err, errlen};
     int rc = 0;
     char *s = buf;
@@ -499,7 +536,7 @@ sim_scenario *sim_scenario_parse(const char *text, const char *name, const char 
         if (nl)
             *nl = 0;
         p.line++;
-        for (const char *q = s; *q && !rc; q++)
+        for (const char *q = s; *q && *q != '#' && !rc; q++) /* comments may hold any text (UTF-8) */
             if (!isprint((unsigned char)*q) && *q != '\t' && *q != '\r')
                 rc = fail(&p, "a byte that is not text (0x%02x)", (unsigned char)*q);
         if (!rc)

@@ -37,6 +37,7 @@ typedef struct sim_event {
 } sim_event;
 
 enum sim_op { SOP_LT = 1, SOP_LE, SOP_GT, SOP_GE, SOP_EQ, SOP_NE };
+static const char *const sim_op_names[] = {"", "<", "<=", ">", ">=", "==", "!="}; /* by enum sim_op */
 
 typedef struct sim_expect {
     char metric[32];
@@ -50,7 +51,7 @@ struct sim_scenario {
     int duration_set;
     rt_gains gains;
     rt_limits limits;
-    double hand_mass_kg, hand_damping, hand_stiffness, hand_hand_damping, device_max_force_n;
+    dev_sim_def hand; /* the simulated user and device (the hooks are the runner's) */
     char tool[RT_NAME_MAX];
     sim_object *obj;
     uint32_t nobj;
@@ -63,5 +64,8 @@ struct sim_scenario {
 };
 
 #define SIM_MAX_VOXEL_BLOCK 1000000u /* cells in one voxels event */
+#define SIM_MAX_OBJECTS 4096u        /* the service's most */
+#define SIM_MAX_CYCLES 7200000.0     /* duration x rate (2 hours at 1 kHz) */
+#define SIM_HAND_STEP_S 0.00025      /* the sim device's longest substep */
 
 #endif
