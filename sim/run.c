@@ -262,6 +262,13 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
          * never fills; the rest wait a cycle), voxel blocks started and
          * queued part by part alongside, never holding the others back */
         uint32_t room = SIM_VOXELS_PER_STEP, cmds = 0;
+        if (first_open < next_ev || (next_ev < sc->nev && sc->ev[next_ev].type == SEV_VOXELS && sc->ev[next_ev].t <= t + 1e-12)) { /* never more than the voxel queue has room for: the loop applies what its
+                                       real-time voxel budget allows, fewer on a slow machine */
+            rt_status st;
+            rt_service_status(svc, &st);
+            uint32_t free_slots = cfg.voxel_ring_capacity > st.voxel_queued ? cfg.voxel_ring_capacity - st.voxel_queued : 0;
+            room = free_slots / 2 < room ? free_slots / 2 : room;
+        }
         for (uint32_t i = first_open; i < next_ev && !rc; i++)
             if (sc->ev[i].type == SEV_VOXELS && vox_done[i] != UINT64_MAX && room &&
                 (rc = apply_event(svc, sc, &sc->ev[i], &vox_done[i], &room, rep, err, errlen)) == 1)

@@ -464,7 +464,8 @@ static int check_names(parser *p)
                     return fail(p, "voxel cell %d on axis %d is outside '%s' (%u cells)", e->hi[k], k, e->name, o->n[k]);
     }
     /* by time, file order within a time (the line numbers keep it) */
-    qsort(sc->ev, sc->nev, sizeof *sc->ev, cmp_event);
+    if (sc->nev) /* (qsort wants a non-null array even for none) */
+        qsort(sc->ev, sc->nev, sizeof *sc->ev, cmp_event);
     if (!sc->duration_set) {
         double last = sc->wp[sc->nwp - 1].t;
         if (sc->nev && sc->ev[sc->nev - 1].t > last)
