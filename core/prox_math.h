@@ -261,5 +261,11 @@ int prox_m3_is_rotation(const prox_mat3 *R);
  * numbers). fgets alone splits a long line silently: the tail of a long
  * comment would be read as data. */
 int prox_read_line(FILE *f, char *buf, size_t size);
+/* qsort comparator for doubles, ascending */
+static inline int prox_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 #endif

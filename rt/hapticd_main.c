@@ -77,8 +77,6 @@ static int parse_pose_arg(const char *s, prox_xform *out)
     return prox_parse_pose(buf, out) == 1 ? 0 : -1;
 }
 
-static void free_voxmap(void *p) { prox_voxmap_free(p); }
-
 static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
 {
     struct {
@@ -110,7 +108,8 @@ static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
         for (int y = 0; y < 6; y++)
             for (int z = 0; z < 16; z++)
                 prox_voxmap_set(vm, x, y, z, PROX_VOXEL_OBSTACLE);
-    rt_object vo = {prox_voxmap_tree(vm), vm, free_voxmap, PROX_TREE_VOXEL};
+    rt_object vo;
+    rt_object_from_voxmap(vm, &vo);
     if (rt_service_add_object(svc, "pillar", &vo, NULL, err, errlen) != 0) {
         prox_voxmap_free(vm);
         return -1;

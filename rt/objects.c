@@ -23,6 +23,14 @@ static void free_mesh_bvh(void *p)
 static void free_ist(void *p) { prox_ist_free(p); }
 static void free_vox(void *p) { prox_voxmap_free(p); }
 
+void rt_object_from_voxmap(prox_voxmap *m, rt_object *out)
+{
+    out->tree = prox_voxmap_tree(m);
+    out->owner = m;
+    out->free_owner = free_vox;
+    out->type = PROX_TREE_VOXEL;
+}
+
 int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -83,10 +91,7 @@ int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen)
         prox_voxmap *v;
         if (prox_voxmap_load(path, &v, err, errlen) != 0)
             return -1;
-        out->tree = prox_voxmap_tree(v);
-        out->owner = v;
-        out->free_owner = free_vox;
-        out->type = PROX_TREE_VOXEL;
+        rt_object_from_voxmap(v, out);
         return 0;
     }
     prox_mesh *m;

@@ -22,6 +22,8 @@ typedef struct rt_object {
 struct rt_voxel_update;
 
 int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen);
+/* Takes ownership of the voxel map (freed with the object). */
+void rt_object_from_voxmap(prox_voxmap *m, rt_object *out);
 /* Takes ownership of the mesh. want_ist: build an inner sphere tree. */
 int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen);
 void rt_object_free(rt_object *o);

@@ -175,12 +175,13 @@ int rt_service_status(rt_service *s, rt_status *out);
  * cycle does what the RT thread's does (commands, voxel updates, device,
  * proxy, query, safety, telemetry); from the first step on, control
  * functions and voxel updates go through the queues as they do to a
- * running loop. The query budget and the voxel budget stay real time. t_ns must increase from step to step; the period is the
- * configured rate's, whatever the steps' spacing (a gap counts as skipped
- * cycles, as a late RT cycle does). Only for a service never started
- * (refused after rt_service_start, even once stopped); once stepped,
- * rt_service_start refuses it. Not real-time safe (it is the
- * loop, run by a non-RT caller); 0, or -1 with err. */
+ * running loop. The query budget and the voxel budget stay real time.
+ * t_ns must increase from step to step; the period is the configured
+ * rate's, whatever the steps' spacing (a gap counts as skipped cycles, as
+ * a late RT cycle does). Only for a service never started (refused after
+ * rt_service_start, even once stopped); once stepped, rt_service_start
+ * refuses it. Not real-time safe (it is the loop, run by a non-RT
+ * caller); 0, or -1 with err. */
 int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen);
 
 /* Test hook: the RT thread sleeps `ms` once, as if the loop stalled (the

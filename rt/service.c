@@ -421,16 +421,19 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                 }
                 /* +inf without overlap is no distance found: an empty voxel
                  * map, or a budget spent before any pair was settled (no
-                 * force this cycle, flagged incomplete); NaN is a fault */
-                if (rc != 0 || isnan(r.value) || !prox_v3_isfinite(r.force) || (r.flags & PROX_RESULT_NO_HANDLER) ||
-                    (r.value != INFINITY && !isfinite(r.value)) || ((r.flags & PROX_RESULT_OVERLAP) && !isfinite(r.value))) {
-                    fault = 1; /* no handler: a pair the engine cannot measure is never walked through */
+                 * force this cycle, flagged incomplete). Any other value
+                 * that is not finite is a fault, and so is a pair with no
+                 * handler: one the engine cannot measure is never walked
+                 * through. */
+                const int none_found = r.value == INFINITY && !(r.flags & PROX_RESULT_OVERLAP);
+                if (rc != 0 || !(isfinite(r.value) || none_found) || !prox_v3_isfinite(r.force) || (r.flags & PROX_RESULT_NO_HANDLER)) {
+                    fault = 1;
                 } else {
                     incomplete = !r.complete;
                     /* nothing settled within the budget: where the tool is is
                      * unknown this cycle, so the proxy holds its place (the
                      * coupling still pulls the device toward it) */
-                    hold_proxy = incomplete && r.value == INFINITY;
+                    hold_proxy = incomplete && none_found;
                     if (r.flags & PROX_RESULT_OVERLAP) {
                         contact = 1;
                         distance = 0;
@@ -470,8 +473,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             const double h = dt / steps;
             prox_vec3 fc = f_couple;
             if (hold_proxy)
-                steps = 0, s->proxy_v = prox_v3(0, 0, 0);
-            for (int k = 0; k < steps; k++) {
+                s->proxy_v = prox_v3(0, 0, 0);
+            for (int k = 0; !hold_proxy && k < steps; k++) {
                 if (k > 0)
                     fc = coupling(s, &st, fmax);
                 prox_vec3 acc = prox_v3_scale(prox_v3_add(fc, f_contact), 1.0 / m);

@@ -39,10 +39,8 @@ static void scripted_hand(void *user, double t, prox_vec3 *target, prox_quat *q)
     const sim_scenario *sc = ((const runner *)user)->sc;
     const sim_waypoint *w = sc->wp;
     uint32_t n = sc->nwp, i = 0;
-    if (t <= w[0].t || n == 1) {
+    if (t <= w[0].t) {
         *target = w[0].x, *q = w[0].q;
-        if (t > w[0].t)
-            *target = w[n - 1].x, *q = w[n - 1].q;
         return;
     }
     while (i + 1 < n && w[i + 1].t <= t)
@@ -90,20 +88,12 @@ static void on_telemetry(const rt_telemetry *t, void *user)
     rep->clamped += (t->flags & RT_TEL_CLAMPED) != 0;
     if (rep->cycles == 0)
         rep->tool_min = rep->tool_max = t->tool_pos;
-    rep->tool_min = prox_v3(fmin(rep->tool_min.x, t->tool_pos.x), fmin(rep->tool_min.y, t->tool_pos.y), fmin(rep->tool_min.z, t->tool_pos.z));
-    rep->tool_max = prox_v3(fmax(rep->tool_max.x, t->tool_pos.x), fmax(rep->tool_max.y, t->tool_pos.y), fmax(rep->tool_max.z, t->tool_pos.z));
+    rep->tool_min = prox_v3_min(rep->tool_min, t->tool_pos);
+    rep->tool_max = prox_v3_max(rep->tool_max, t->tool_pos);
     rep->cycles++;
     if (t->query_us > 0 && r->nq < r->cap_q)
         r->query_us[r->nq++] = t->query_us;
 }
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void free_voxmap(void *p) { prox_voxmap_free(p); }
 
 static int object_error(const sim_scenario *sc, const sim_object *o, const char *why, char *err, size_t errlen)
 {
@@ -136,7 +126,7 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
         prox_voxmap *vm = prox_voxmap_create(&vd, e2, sizeof e2);
         if (!vm)
             return object_error(sc, o, e2, err, errlen);
-        obj.tree = prox_voxmap_tree(vm), obj.owner = vm, obj.free_owner = free_voxmap, obj.type = PROX_TREE_VOXEL;
+        rt_object_from_voxmap(vm, &obj);
         goto add;
     }
     default: return object_error(sc, o, "unknown kind", err, errlen);
@@ -153,51 +143,54 @@ add:
     return 0;
 }
 
-/* Apply event e (voxel blocks: the next part of it, from *done cells on,
- * at most *room cells, which it lowers); 1 when it is fully applied, 0
- * when more remains, -1 + err. */
-static int apply_event(rt_service *svc, const sim_scenario *sc, const sim_event *e, uint64_t *done, uint32_t *room, sim_report *rep,
-                       char *err, size_t errlen)
+static uint64_t block_cells(const sim_event *e)
+{
+    return (uint64_t)(e->hi[0] - e->lo[0] + 1) * (uint64_t)(e->hi[1] - e->lo[1] + 1) * (uint64_t)(e->hi[2] - e->lo[2] + 1);
+}
+
+static int event_error(const sim_scenario *sc, const sim_event *e, const char *why, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s:%d: at %g s: %s", sc->name, e->line, e->t, why);
+    return -1;
+}
+
+/* Queue the next part of voxel block e: from *done cells on, at most *room
+ * cells (both advanced). 0, or -1 + err. (What does not fit the queue is
+ * counted by the service, voxel_drops.) */
+static int queue_block(rt_service *svc, const sim_scenario *sc, const sim_event *e, uint64_t *done, uint32_t *room, char *err,
+                       size_t errlen)
+{
+    const uint64_t nx = (uint64_t)(e->hi[0] - e->lo[0] + 1), ny = (uint64_t)(e->hi[1] - e->lo[1] + 1), total = block_cells(e);
+    rt_voxel_update u[512];
+    char e2[400];
+    while (*done < total && *room > 0) {
+        uint32_t k = 0;
+        for (; k < 512 && k < *room && *done + k < total; k++) {
+            uint64_t i = *done + k;
+            u[k].x = e->lo[0] + (int32_t)(i % nx), u[k].y = e->lo[1] + (int32_t)(i / nx % ny), u[k].z = e->lo[2] + (int32_t)(i / nx / ny);
+            u[k].cls = e->cls;
+        }
+        if (rt_service_voxel_update(svc, e->name, u, k, e2, sizeof e2) < 0)
+            return event_error(sc, e, e2, err, errlen);
+        *done += k, *room -= k;
+    }
+    return 0;
+}
+
+/* Apply command event e (any but a voxel block). 0, or -1 + err. */
+static int apply_command(rt_service *svc, const sim_scenario *sc, const sim_event *e, char *err, size_t errlen)
 {
     char e2[400];
-    int rc = 0;
+    int rc;
     switch (e->type) {
     case SEV_POSE: rc = rt_service_set_pose(svc, e->name, &e->pose, e2, sizeof e2); break;
     case SEV_FORCES: rc = rt_service_enable_forces(svc, e->on, e2, sizeof e2); break;
     case SEV_REMOVE: rc = rt_service_remove_object(svc, e->name, e2, sizeof e2); break;
     case SEV_TOOL: rc = rt_service_set_tool(svc, e->name, e2, sizeof e2); break;
     case SEV_BUDGET: rc = rt_service_set_budget_us(svc, e->v, e2, sizeof e2); break;
-    case SEV_VOXELS: {
-        const uint64_t nx = (uint64_t)(e->hi[0] - e->lo[0] + 1), ny = (uint64_t)(e->hi[1] - e->lo[1] + 1);
-        const uint64_t total = nx * ny * (uint64_t)(e->hi[2] - e->lo[2] + 1);
-        rt_voxel_update u[512];
-        while (*done < total && *room > 0) {
-            uint32_t k = 0;
-            for (; k < 512 && k < *room && *done + k < total; k++) {
-                uint64_t i = *done + k;
-                u[k].x = e->lo[0] + (int32_t)(i % nx), u[k].y = e->lo[1] + (int32_t)(i / nx % ny), u[k].z = e->lo[2] + (int32_t)(i / nx / ny);
-                u[k].cls = e->cls;
-            }
-            int q = rt_service_voxel_update(svc, e->name, u, k, e2, sizeof e2);
-            if (q < 0) {
-                rc = -1;
-                break;
-            }
-            (void)rep; /* what did not fit is counted by the service (voxel_drops) */
-            (void)q;
-            *done += k, *room -= k;
-        }
-        if (!rc)
-            return *done >= total;
-        break;
-    }
     default: snprintf(e2, sizeof e2, "unknown event"); rc = -1;
     }
-    if (rc) {
-        snprintf(err, errlen, "%s:%d: at %g s: %s", sc->name, e->line, e->t, e2);
-        return -1;
-    }
-    return 1;
+    return rc ? event_error(sc, e, e2, err, errlen) : 0;
 }
 
 int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, char *err, size_t errlen)
@@ -253,37 +246,32 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         rc = -1;
     }
     const uint64_t w0 = prox_now_ns();
-    uint32_t next_ev = 0, first_open = 0; /* first_open: the first voxel block still being queued, or later */
+    uint32_t next_ev = 0, first_open = 0; /* first_open: no voxel block before it is still being queued */
     double next_progress = 1.0;
     for (uint64_t k = 0; k < steps && !rc; k++) {
         r.now_ns = k * r.period_ns;
         const double t = (double)r.now_ns * 1e-9;
-        /* events due: commands up to what one cycle drains (the ring
-         * never fills; the rest wait a cycle), voxel blocks started and
-         * queued part by part alongside, never holding the others back */
-        uint32_t room = SIM_VOXELS_PER_STEP, cmds = 0;
-        if (first_open < next_ev || (next_ev < sc->nev && sc->ev[next_ev].type == SEV_VOXELS && sc->ev[next_ev].t <= t + 1e-12)) { /* never more than the voxel queue has room for: the loop applies what its
-                                       real-time voxel budget allows, fewer on a slow machine */
+        /* events due: commands up to what one cycle drains (the ring never
+         * fills; the rest wait a cycle); a voxel block is only started here
+         * and queued below part by part, never holding the others back.
+         * (Within a step the order of commands and voxel parts does not
+         * matter: the cycle applies its commands first either way.) */
+        for (uint32_t cmds = 0; !rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle; next_ev++)
+            if (sc->ev[next_ev].type != SEV_VOXELS)
+                rc = apply_command(svc, sc, &sc->ev[next_ev], err, errlen), cmds++;
+        /* the started blocks, in order, never more than the voxel queue has
+         * room for: the loop applies what its real-time voxel budget
+         * allows, fewer on a slow machine */
+        while (first_open < next_ev && (sc->ev[first_open].type != SEV_VOXELS || vox_done[first_open] == block_cells(&sc->ev[first_open])))
+            first_open++;
+        if (!rc && first_open < next_ev) {
             rt_status st;
             rt_service_status(svc, &st);
             uint32_t free_slots = cfg.voxel_ring_capacity > st.voxel_queued ? cfg.voxel_ring_capacity - st.voxel_queued : 0;
-            room = free_slots / 2 < room ? free_slots / 2 : room;
-        }
-        for (uint32_t i = first_open; i < next_ev && !rc; i++)
-            if (sc->ev[i].type == SEV_VOXELS && vox_done[i] != UINT64_MAX && room &&
-                (rc = apply_event(svc, sc, &sc->ev[i], &vox_done[i], &room, rep, err, errlen)) == 1)
-                vox_done[i] = UINT64_MAX, rc = 0;
-        while (first_open < next_ev && (sc->ev[first_open].type != SEV_VOXELS || vox_done[first_open] == UINT64_MAX))
-            first_open++;
-        while (!rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle) {
-            const sim_event *e = &sc->ev[next_ev];
-            int a = e->type == SEV_VOXELS && !room ? 0 : apply_event(svc, sc, e, &vox_done[next_ev], &room, rep, err, errlen);
-            if (a < 0)
-                rc = -1;
-            if (e->type == SEV_VOXELS && a == 1)
-                vox_done[next_ev] = UINT64_MAX;
-            cmds += e->type != SEV_VOXELS;
-            next_ev++;
+            uint32_t room = free_slots / 2 < SIM_VOXELS_PER_STEP ? free_slots / 2 : SIM_VOXELS_PER_STEP;
+            for (uint32_t i = first_open; i < next_ev && room && !rc; i++)
+                if (sc->ev[i].type == SEV_VOXELS)
+                    rc = queue_block(svc, sc, &sc->ev[i], &vox_done[i], &room, err, errlen);
         }
         if (!rc && rt_service_step(svc, r.now_ns, e2, sizeof e2)) {
             snprintf(err, errlen, "%s: %s", sc->name, e2);
@@ -299,7 +287,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         rep->sim_s = (double)rep->cycles * (double)r.period_ns * 1e-9;
         rep->speedup = rep->wall_s > 0 ? rep->sim_s / rep->wall_s : 0;
         if (r.nq) {
-            qsort(r.query_us, r.nq, sizeof *r.query_us, cmp_double);
+            qsort(r.query_us, r.nq, sizeof *r.query_us, prox_cmp_double);
             rep->query_p50_us = r.query_us[(size_t)(0.5 * (double)(r.nq - 1))];
             rep->query_p99_us = r.query_us[(size_t)(0.99 * (double)(r.nq - 1))];
             rep->query_max_us = r.query_us[r.nq - 1];

@@ -173,19 +173,13 @@ static int read_poses(const char *path, prox_xform **out, size_t *count)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void print_timing(double *us, size_t n)
 {
     if (n == 0) {
         fprintf(stderr, "queries=0 median_us=0 p99_us=0 max_us=0\n");
         return;
     }
-    qsort(us, n, sizeof *us, cmp_double);
+    qsort(us, n, sizeof *us, prox_cmp_double);
     size_t i99 = (size_t)(0.99 * (double)(n - 1) + 0.5);
     fprintf(stderr, "queries=%zu median_us=%.3f p99_us=%.3f max_us=%.3f\n", n, us[n / 2], us[i99], us[n - 1]);
 }
