@@ -242,7 +242,9 @@ void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, pro
     }
     if (c->kind == PROX_QUERY_TOLERANCE && d < c->q->tolerance)
         c->done = 1;
-    if (d < c->best || !c->have_best) {
+    /* (the range, if any, starts the best: nothing at or beyond it counts;
+     * a NaN is kept if it comes first, for the caller to see) */
+    if (d < c->best || (!c->have_best && isnan(d))) {
         c->best = d;
         c->have_best = 1;
         prox_vec3 wa = prox_xform_point(&p->pose_a, pa), wb = prox_xform_point(&p->pose_a, pb);
@@ -351,9 +353,10 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     out->upper = INFINITY;
     /* rel_err in [0, 1) and a finite tolerance >= 0: a NaN rel_err made NaN
      * bounds, 1 or more pruned every pair (an "exact" answer of inf), a NaN
-     * tolerance pruned nothing */
+     * tolerance pruned nothing; max_distance >= 0 (inf: none) */
     if (!e || !q || (!pairs && pair_count) || pair_count > (e ? e->max_pairs : 0) || q->kind >= PROX_QUERY_KIND_COUNT ||
-        !(q->rel_err >= 0 && q->rel_err < 1) || !(q->tolerance >= 0 && q->tolerance < INFINITY) || q->order > PROX_ORDER_DEPTH_FIRST) {
+        !(q->rel_err >= 0 && q->rel_err < 1) || !(q->tolerance >= 0 && q->tolerance < INFINITY) || !(q->max_distance >= 0) ||
+        q->order > PROX_ORDER_DEPTH_FIRST) {
         out->flags |= PROX_RESULT_BAD_INPUT;
         return -1;
     }
@@ -369,7 +372,9 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     c->q = q;
     c->kind = q->kind;
     c->r = out;
-    c->best = INFINITY;
+    /* the range: pruned as a best distance found at M would be, but no
+     * value until an offer comes below it */
+    c->best = q->kind == PROX_QUERY_DISTANCE && q->max_distance > 0 ? q->max_distance : INFINITY;
     c->dropped_min_key = INFINITY;
     c->unsettled_min = INFINITY;
     prox_dpq_clear(&e->q);
@@ -493,8 +498,9 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         left_min = c->dropped_min_key;
     switch (c->kind) {
     case PROX_QUERY_DISTANCE:
-        out->value = c->best;
-        out->upper = c->best;
+        /* nothing offered (or nothing below the range): +inf */
+        out->value = c->have_best ? c->best : INFINITY;
+        out->upper = out->value;
         if (c->done) { /* stop_on_overlap: distance 0 (offers never go below 0) */
             out->lower = 0.0;
             out->complete = 1;

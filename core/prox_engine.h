@@ -94,6 +94,7 @@ typedef struct prox_query {
     uint32_t kind;          /* prox_query_kind */
     double tolerance;       /* TOLERANCE: the threshold distance */
     double rel_err;         /* DISTANCE: stop when lower >= upper * (1 - rel_err); 0 = exact */
+    double max_distance;    /* DISTANCE: measure only below this range; 0 = no range (see prox_query_run) */
     uint64_t deadline_ns;   /* absolute CLOCK_MONOTONIC deadline; 0 = none */
     uint32_t check_every;   /* expansions between clock reads; 0 = engine default (4) */
     uint32_t voxel_classes; /* classes of voxel maps that count; 0 = PROX_CLASS_ALL */
@@ -252,10 +253,15 @@ void prox_engine_destroy(prox_engine *e);
  * queue. Returns 0, or -1 on bad arguments (result flags say why; out NULL:
  * -1 alone): no engine or query, pairs missing, more than max_pairs, an
  * unknown kind or order, rel_err outside [0, 1), a tolerance not finite or below 0,
- * a tree missing, or a pose that is not finite, translates beyond
+ * a max_distance below 0 or NaN, a tree missing, or a pose that is not finite, translates beyond
  * PROX_MAX_TRANSLATION or does not rotate (prox_m3_is_rotation: R^T R off
  * the identity by 1e-6 or more, Frobenius, or det R <= 0). Distances are never negative: overlapping
- * objects are at distance 0 (PROX_RESULT_OVERLAP). RT safe. */
+ * objects are at distance 0 (PROX_RESULT_OVERLAP).
+ * With a max_distance M > 0 a distance query prunes every pair whose bound
+ * reaches M: below M the answer is as without it; where nothing comes
+ * closer than M, value = upper = +inf and lower is M (less rel_err), a
+ * certified "no closer than M" (complete when the traversal finished).
+ * A haptic loop whose forces end at a range need not measure farther. RT safe. */
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                    prox_result *out);
 

@@ -121,7 +121,8 @@ typedef struct rt_telemetry {
     prox_vec3 tool_pos;
     prox_quat tool_rot;
     prox_vec3 force_n, torque_nm;
-    double distance_m;      /* when separated; 0 when penetrating */
+    double distance_m;      /* when separated, within the margin (gains.margin_m: measured no farther); 0 when
+                               penetrating; -1 when nothing is that close */
     double penvol_m3;       /* when penetrating */
     double query_us;
     uint32_t flags;         /* RT_TEL_* */

@@ -431,6 +431,57 @@ static void test_forest(void)
     }
 }
 
+/* A distance range (max_distance M): below M the answer is the one without
+ * it; with nothing closer than M the value and upper bound are +inf and the
+ * lower bound is M, certified (the truth is at or beyond it); never more
+ * work than without the range. The same through the combined query. */
+static void test_max_distance(void)
+{
+    unsigned long long s = 23;
+    int below = 0, beyond = 0;
+    for (int it = 0; it < 60; it++) {
+        prox_object_pair op[3];
+        double dmin = INFINITY;
+        for (int i = 0; i < 3; i++) {
+            const toy *A = &TA[i], *B = &TB[(i + it) % 3];
+            prox_xform pa = random_pose(&s, 0.3 * i), pb = random_pose(&s, check_rng_uniform(&s, 1.5, 4.5));
+            op[i] = (prox_object_pair){&A->tree, &B->tree, pa, pb, NULL};
+            dmin = fmin(dmin, brute_pair(A, &pa, B, &pb).dmin);
+        }
+        prox_result r0, r;
+        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
+        prox_query_run(eng, &q, op, 3, &r0);
+        CHECK_NEAR(r0.value, dmin, rel_tol(dmin), "no range");
+        if (!(dmin > 0))
+            continue; /* (a range of 0 is none) */
+        const double scale[4] = {0.5, 0.999, 1.001, 2.0};
+        for (int k = 0; k < 4; k++) {
+            q.max_distance = dmin * scale[k];
+            CHECK(prox_query_run(eng, &q, op, 3, &r) == 0 && r.complete, "range %g: complete", scale[k]);
+            if (dmin < q.max_distance) {
+                below++;
+                CHECK(fabs(r.value - dmin) <= rel_tol(dmin), "range %g x: the distance below it", scale[k]);
+                CHECK(r.upper == r.value && r.lower <= dmin + rel_tol(dmin) && r.pair == r0.pair, "range %g x: bounds, pair", scale[k]);
+            } else {
+                beyond++;
+                CHECK(r.value == INFINITY && r.upper == INFINITY, "range %g x: nothing below it, value %g", scale[k], r.value);
+                CHECK(r.lower == q.max_distance && r.lower <= dmin, "range %g x: lower %g is the range", scale[k], r.lower);
+            }
+            CHECK(r.expansions <= r0.expansions, "range %g x: %llu expansions, %llu without", scale[k],
+                  (unsigned long long)r.expansions, (unsigned long long)r0.expansions);
+            prox_result rc;
+            CHECK(prox_query_combined(eng, &q, op, 3, &rc) == 0 && rc.value == r.value && rc.lower == r.lower, "range %g x: combined",
+                  scale[k]);
+        }
+        /* with rel_err: the lower bound is the range less the error */
+        q.max_distance = dmin * 0.5;
+        q.rel_err = 0.01;
+        CHECK(prox_query_run(eng, &q, op, 3, &r) == 0 && r.value == INFINITY && fabs(r.lower - q.max_distance * 0.99) <= rel_tol(dmin),
+              "range with rel_err: lower %g", r.lower);
+    }
+    CHECK(below >= 40 && beyond >= 40, "both cases: %d below, %d beyond", below, beyond);
+}
+
 /* A deadline already past, a tiny one, and a tiny queue: incomplete, flagged,
  * and the truth stays inside [lower, upper]. */
 static void test_budgets_and_memory(void)
@@ -714,6 +765,14 @@ static void test_bad_input(void)
         q.rel_err = bad_rel[i];
         CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "rel_err %g", bad_rel[i]);
     }
+    q.rel_err = 0;
+    const double bad_range[] = {NAN, -1.0, -INFINITY};
+    for (int i = 0; i < 3; i++) {
+        q.max_distance = bad_range[i];
+        CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "max_distance %g", bad_range[i]);
+    }
+    q.max_distance = INFINITY;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0 && isfinite(r.value), "an infinite range is no range");
     q = prox_query_default(PROX_QUERY_TOLERANCE);
     q.tolerance = NAN;
     CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "NaN tolerance");
@@ -833,6 +892,7 @@ int main(int argc, char **argv)
     setup();
     RUN_TEST(test_single_pair_all_kinds);
     RUN_TEST(test_forest);
+    RUN_TEST(test_max_distance);
     RUN_TEST(test_budgets_and_memory);
     RUN_TEST(test_bank_replace);
     RUN_TEST(test_swap);

@@ -642,6 +642,19 @@ static void test_distance_vs_mesh(void)
         CHECK(r.lower <= exact.value + 1e-9 && r.upper >= exact.value - 1e-9, "[%g, %g] brackets exact %g", r.lower, r.upper, exact.value);
         if (exact.value > 0.05)
             worst_rel = fmax(worst_rel, (r.value - exact.value) / exact.value);
+        /* a range (max_distance) above the answer: the same answer; below
+         * the exact distance: nothing found, the lower bound certified, and
+         * fewer leaf pairs tested */
+        prox_query mq = prox_query_default(PROX_QUERY_DISTANCE);
+        mq.max_distance = r.value * 1.01;
+        prox_result rm = run(prox_ist_tree(A), prox_ist_tree(B), xb, mq, NULL);
+        CHECK(rm.complete && rm.value == r.value, "range above: %g vs %g", rm.value, r.value);
+        mq.max_distance = exact.value * 0.9;
+        rm = run(prox_ist_tree(A), prox_ist_tree(B), xb, mq, NULL);
+        CHECK(rm.complete && rm.value == INFINITY && rm.upper == INFINITY && rm.lower <= exact.value + 1e-9 &&
+                  rm.leaf_tests < r.leaf_tests,
+              "range below: value %g [%g, %g] vs exact %g, %llu leaf tests (%llu without)", rm.value, rm.lower, rm.upper, exact.value,
+              (unsigned long long)rm.leaf_tests, (unsigned long long)r.leaf_tests);
         /* budgeted results bracket the unbudgeted value too */
         prox_query bq = prox_query_default(PROX_QUERY_DISTANCE);
         bq.deadline_ns = prox_now_ns();

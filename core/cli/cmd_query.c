@@ -30,7 +30,7 @@ typedef struct query_args {
     const char *times; /* --times FILE, or NULL */
     int coherent, normalize, ist, stats, boxes;
     uint32_t order; /* prox_query_order */
-    double budget_us, rel_err;
+    double budget_us, rel_err, max_distance;
     int spheres;
 } query_args;
 
@@ -73,7 +73,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             fprintf(stderr, "prox %s: --order needs auto, best or depth\nusage: prox %s\n", argv[0], usage);
             return -1;
         }
-        else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) && i + 1 < argc) {
+        else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres") || !strcmp(s, "--max-distance")) &&
+                 i + 1 < argc) {
             char *end;
             errno = 0;
             double v = strtod(argv[++i], &end);
@@ -83,6 +84,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             }
             if (!strcmp(s, "--budget-us"))
                 qa->budget_us = v;
+            else if (!strcmp(s, "--max-distance"))
+                qa->max_distance = v;
             else if (!strcmp(s, "--rel-err")) {
                 if (!(v < 1)) {
                     fprintf(stderr, "prox %s: --rel-err is a fraction in [0, 1), got '%s'\n", argv[0], argv[i]);
@@ -95,7 +98,7 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
                 return -1;
             } else
                 qa->spheres = (int)v;
-        } else if (!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres")) {
+        } else if (!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres") || !strcmp(s, "--max-distance")) {
             fprintf(stderr, "prox %s: %s needs a value\nusage: prox %s\n", argv[0], s, usage);
             return -1;
         } else if (s[0] == '-' && s[1] == '-') {
@@ -246,6 +249,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     for (size_t i = 0; i < n; i++) {
         prox_query q = prox_query_default(kind);
         q.rel_err = qa.rel_err;
+        q.max_distance = qa.max_distance;
         q.use_cache = qa.coherent;
         q.order = qa.order;
         prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
@@ -314,16 +318,15 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
 
 int prox_cli_distance(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_DISTANCE,
-                       "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--order auto|best|depth] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_DISTANCE, PROX_USAGE_DISTANCE);
 }
 
 int prox_cli_penvol(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_PENVOL, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order auto|best|depth] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_PENVOL, PROX_USAGE_PENVOL);
 }
 
 int prox_cli_collide(int argc, char **argv)
 {
-    return run_queries(argc, argv, PROX_QUERY_COLLIDE, "collide A B POSES [--normalize] [--boxes] [--order auto|best|depth] [--times FILE] [--stats]");
+    return run_queries(argc, argv, PROX_QUERY_COLLIDE, PROX_USAGE_COLLIDE);
 }

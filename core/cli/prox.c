@@ -10,9 +10,9 @@ static const struct {
     const char *usage;
 } commands[] = {
     {"info", prox_cli_info, "info MESH                      mesh statistics: closed, oriented, volume, bbox"},
-    {"distance", prox_cli_distance, "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--normalize] [--ist] [--order O] [--times FILE]"},
-    {"collide", prox_cli_collide, "collide A B POSES [--normalize] [--boxes] [--order O] [--times FILE]"},
-    {"penvol", prox_cli_penvol, "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order O] [--times FILE]"},
+    {"distance", prox_cli_distance, PROX_USAGE_DISTANCE},
+    {"collide", prox_cli_collide, PROX_USAGE_COLLIDE},
+    {"penvol", prox_cli_penvol, PROX_USAGE_PENVOL},
     {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]"},
     {"voxels", prox_cli_voxels, "voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]   point cloud -> voxel map"},
     {NULL, NULL, NULL},
