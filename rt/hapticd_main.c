@@ -398,10 +398,15 @@ int main(int argc, char **argv)
                 rt_status st;
                 rt_service_status(svc, &st);
                 if (!quiet) {
+                    char dist[32]; /* the loop measures distance within the margin only (-1: nothing that close) */
+                    if (st.distance_m >= 0)
+                        snprintf(dist, sizeof dist, "%8.5fm", st.distance_m);
+                    else
+                        snprintf(dist, sizeof dist, "%9s", ">margin");
                     printf("t=%3.0fs rate=%7.1fHz wake p99=%4.0fus max=%6.1fus overruns=%llu query p99=%4.0fus "
-                           "dist=%8.5fm penvol=%.3gm3 force=%6.3fN%s\n",
+                           "dist=%s penvol=%.3gm3 force=%6.3fN%s\n",
                            el, st.rate_hz, st.latency_p99_us, st.latency_max_us, (unsigned long long)st.overruns,
-                           st.query_p99_us, st.distance_m, st.penvol_m3, prox_v3_len(st.force_n), st.fault ? " FAULT" : "");
+                           st.query_p99_us, dist, st.penvol_m3, prox_v3_len(st.force_n), st.fault ? " FAULT" : "");
                     fflush(stdout);
                 }
             }
