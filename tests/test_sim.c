@@ -293,6 +293,46 @@ static void test_limits_and_expectations(void)
     CHECK(sim_report_metric(&r, "nonsense", &v) == -1, "unknown metric");
 }
 
+/* a box tool held over a table inside the margin (5 mm, 400 N/m): at
+ * rest the telemetry's distance is the geometric gap (the loop measures it
+ * to 0.1%), the device's force is the margin spring's at that distance,
+ * and above the margin nothing is measured (-1) */
+static void test_margin_force(void)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/test_sim_%d_m.rec", (int)getpid());
+    sim_report r;
+    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
+                 "budget_us 200000\nhand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
+                 "at 0 hand 0.01 0 0.05\nat 0.5 hand 0.01 0 0.0165\nduration 2\n",
+                 p, &r))
+        return;
+    static rec_line a[2100];
+    int n = read_record(p, a, 2100);
+    CHECK(n == 2001, "%d lines", n);
+    int rest = 0, dist_bad = 0, force_bad = 0;
+    double worst_d = 0, worst_f = 0;
+    for (int i = 0; i < n; i++) {
+        double gap = a[i].z - 0.015; /* the tool's bottom over the table's top (z = 0), no rotation */
+        if (a[i].t < 0.05 && a[i].dist != -1)
+            dist_bad++; /* 35 mm up: beyond the margin */
+        if (a[i].t < 1.5)
+            continue;
+        rest++;
+        if (!(a[i].flags & 1) || !(a[i].dist >= 0) || fabs(a[i].dist - gap) > 1e-3 * gap + 1e-7)
+            dist_bad++;
+        worst_d = fmax(worst_d, fabs(a[i].dist - gap) / gap);
+        double want = 400 * (0.005 - a[i].dist);
+        worst_f = fmax(worst_f, fabs(a[i].f[2] - want) / want);
+        force_bad += !(fabs(a[i].f[2] - want) <= 0.02 * want) || fabs(a[i].f[0]) > 0.01 * want || fabs(a[i].f[1]) > 0.01 * want;
+    }
+    CHECK(rest == 501 && dist_bad == 0, "%d of %d records: distance not the gap (worst %.2g) or not -1 far above", dist_bad, rest, worst_d);
+    CHECK(force_bad == 0 && a[n - 1].dist > 0.001 && a[n - 1].dist < 0.004, "%d of %d records off the margin spring (worst %.2g), gap %.4f",
+          force_bad, rest, worst_f, a[n - 1].dist);
+    CHECK(r.faults == 0 && r.incomplete == 0, "faults %llu incomplete %llu", (unsigned long long)r.faults, (unsigned long long)r.incomplete);
+    unlink(p);
+}
+
 /* the hand follows its waypoints: in free space the handle ends where the
  * last one is; a rotation waypoint turns the tool */
 static void test_hand_script(void)
@@ -385,6 +425,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_large_voxel_block);
     RUN_TEST(test_limits_and_expectations);
     RUN_TEST(test_hand_script);
+    RUN_TEST(test_margin_force);
     RUN_TEST(test_shipped_scenarios);
     RUN_TEST(test_step_rules);
     return check_summary(argv[0]);
