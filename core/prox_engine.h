@@ -286,7 +286,9 @@ int prox_ctx_push(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb
  * certified upper bound). */
 int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double key, double est,
                       double ub);
-/* Current best (smallest) distance found: an upper bound; +inf at first. */
+/* Current best (smallest) distance found: an upper bound; at first +inf, or
+ * the query's max_distance (handlers prune against it alike; an offer at or
+ * beyond the range is not kept). */
 double prox_ctx_best(const prox_ctx *c);
 /* Report an exact leaf-pair distance with witness points in A's local frame.
  * d <= 0 means overlap. */

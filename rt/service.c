@@ -318,8 +318,8 @@ static void hist_add(atomic_uint *h, double us)
  * Hz the proxy once flew off metres in a second. At 1 kHz one step. */
 #define RT_PROXY_STEP_S 0.001
 
-/* How close to the closest distance a separated tool's may be: 0.1% of
- * a 5 mm margin is 5 um, 2 mN of margin force at 400 N/m. Flat faces
+/* The relative error the loop accepts in a separated tool's distance: 0.1%
+ * of a 5 mm margin is 5 um, 2 mN of margin force at 400 N/m. Flat faces
  * hovering over each other tie at every leaf pair, and an exact answer
  * settles them all: a 3 cm box tool 0.1-3 mm over a 0.6 m table (500
  * spheres each) 276 -> 195 us median (prox distance --rel-err). */
