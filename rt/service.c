@@ -92,6 +92,7 @@ struct rt_service {
     double ramp;     /* 0..1 */
     prox_vec3 proxy_x, proxy_v;
     int proxy_init;
+    int proxy_near;  /* the last cycle measured had something within the margin (RT thread only) */
     prox_vec3 last_force;
     uint64_t last_cycle_ns;
     prox_engine *engine;
@@ -445,10 +446,16 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                     fault = 1;
                 } else {
                     incomplete = !r.complete;
-                    /* nothing settled within the budget: where the tool is is
-                     * unknown this cycle, so the proxy holds its place (the
-                     * coupling still pulls the device toward it) */
-                    hold_proxy = incomplete && none_found;
+                    /* nothing settled within the budget next to an object (the
+                     * last cycle measured had something within the margin):
+                     * where the tool is is unknown this cycle, so the proxy
+                     * holds its place (the coupling still pulls the device
+                     * toward it). Coming from free space it moves on: the
+                     * loop measures only within the margin, so a slow
+                     * machine (an ASan build: obstacles.sim) whose queries in
+                     * free space end at the budget finding nothing that
+                     * close would hold the proxy for good. */
+                    hold_proxy = incomplete && none_found && s->proxy_near;
                     if (r.flags & PROX_RESULT_OVERLAP) {
                         contact = 1;
                         distance = 0;
@@ -470,6 +477,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                             contact = 1;
                         }
                     }
+                    if (!hold_proxy)
+                        s->proxy_near = contact;
                 }
             }
         }
