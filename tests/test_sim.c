@@ -18,6 +18,9 @@
     "at 0 hand 0 0 0.06\n"                                                                                          \
     "at 1 hand 0 0 -0.01\n"
 
+/* a 3 cm box tool 35 mm over a table's top (z = 0) */
+#define BOX_OVER_TABLE "object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
+
 typedef struct rec_line {
     double t, x, y, z, q[4], f[3], dist, penvol;
     unsigned flags;
@@ -302,7 +305,7 @@ static void test_margin_force(void)
     char p[64];
     snprintf(p, sizeof p, "/tmp/test_sim_%d_m.rec", (int)getpid());
     sim_report r;
-    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
+    if (run_text(BOX_OVER_TABLE
                  "budget_us 200000\nhand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
                  "at 0 hand 0.01 0 0.05\nat 0.5 hand 0.01 0 0.0165\nduration 2\n",
                  p, &r))
@@ -340,7 +343,7 @@ static void test_margin_force(void)
 static void test_free_space_slow_queries(void)
 {
     sim_report r;
-    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
+    if (run_text(BOX_OVER_TABLE
                  "budget_us 1\nat 0 hand 0 0 0.05\nat 0.5 hand 0.1 0 0.05\nduration 1\n",
                  NULL, &r))
         return;
