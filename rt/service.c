@@ -93,6 +93,7 @@ struct rt_service {
     prox_vec3 proxy_x, proxy_v;
     int proxy_init;
     int proxy_near;  /* the last cycle measured had something within the margin (RT thread only) */
+    int proxy_held;  /* cycles held in a row since (RT thread only) */
     prox_vec3 last_force;
     uint64_t last_cycle_ns;
     prox_engine *engine;
@@ -325,6 +326,11 @@ static void hist_add(atomic_uint *h, double us)
  * settles them all: a 3 cm box tool 0.1-3 mm over a 0.6 m table (500
  * spheres each) 276 -> 195 us median (prox distance --rel-err). */
 #define RT_DISTANCE_REL_ERR 1e-3
+/* Cycles in a row the proxy holds next to an object while queries find
+ * nothing in the budget; then it moves on as in free space. Unbounded,
+ * an ASan build held obstacles.sim's tool at the cleared pillar for good
+ * (its flat rest on the table cut at 300 us, cycle after cycle). */
+#define RT_PROXY_HOLD_MAX 20
 /* with a margin of 0 the distance is measured this far (overlap, in effect) */
 #define RT_NO_MARGIN_RANGE_M 1e-9
 
@@ -455,7 +461,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                      * machine (an ASan build: obstacles.sim) whose queries in
                      * free space end at the budget finding nothing that
                      * close would hold the proxy for good. */
-                    hold_proxy = incomplete && none_found && s->proxy_near;
+                    hold_proxy = incomplete && none_found && s->proxy_near && s->proxy_held < RT_PROXY_HOLD_MAX;
                     if (r.flags & PROX_RESULT_OVERLAP) {
                         contact = 1;
                         distance = 0;
@@ -477,8 +483,10 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                             contact = 1;
                         }
                     }
-                    if (!hold_proxy)
-                        s->proxy_near = contact;
+                    if (hold_proxy)
+                        s->proxy_held++;
+                    else
+                        s->proxy_near = contact, s->proxy_held = 0;
                 }
             }
         }
