@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ist_internal.h"
@@ -269,12 +268,7 @@ void prox_ist_free(prox_ist *t)
     free(t);
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double wall_s(void) { return 1e-9 * (double)prox_now_ns(); }
 
 typedef struct progress {
     int on;

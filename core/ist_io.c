@@ -282,6 +282,8 @@ static const char *check_contents(const prox_ist *t, int *oom)
         return "a negative radius";
     if (!(t->mesh_volume > 0) || !(t->root_vol >= 0) || !(t->voxel_volume >= 0) || !(t->surface_gap >= 0))
         return "a negative volume or gap, or a mesh volume not positive";
+    if (!(t->build_seconds >= 0))
+        return "a negative build time";
     for (uint32_t i = 0; i < t->node_count; i++)
         for (int j = 0; j < 4; j++) {
             const ist_node *nd = &t->nodes[i];
@@ -323,6 +325,13 @@ static const char *check_contents(const prox_ist *t, int *oom)
             lo = prox_v3_min(lo, t->verts[i]), hi = prox_v3_max(hi, t->verts[i]);
         if (!(ist_grid_cells(prox_v3_sub(hi, lo), t->voxel_size) <= IST_MAX_GRID_CELLS))
             return "voxel size too small for the mesh: no build makes a grid that fine";
+        /* the centre of mass (the solid's centroid: torques are taken
+         * about it) lies in the vertices' bounding box, rounding aside */
+        const double slack = 1e-6 * prox_v3_dist(lo, hi);
+        const prox_vec3 c = t->com;
+        if (!(c.x >= lo.x - slack && c.y >= lo.y - slack && c.z >= lo.z - slack && c.x <= hi.x + slack && c.y <= hi.y + slack &&
+              c.z <= hi.z + slack))
+            return "the centre of mass outside the mesh's bounding box";
     }
     if (t->adj) {
         /* the derived block: adjacency in range; the box tree a tree (children

@@ -458,7 +458,128 @@ static void test_file_tree_shape(void)
     u = NULL;
     CHECK(prox_ist_load(bad, &u, err, sizeof err) == 0 && u, "voxel size %g loads: %s", fine, err);
     prox_ist_free(u);
+    /* the build time, and the centre of mass (torques are taken about
+     * it; the box spans +-0.3, +-0.2, +-0.1): a negative time, a centre
+     * outside the mesh's bounding box are refused; a centre inside it
+     * near a corner loads */
+    const size_t time_at = 8 + 8 * 4 + 16 + 5 * 8, com_at = 8 + 8 * 4 + 16 + 6 * 8;
+    const struct {
+        const char *what;
+        size_t off;
+        double v;
+        const char *msg; /* NULL: loads */
+    } dcases[] = {
+        {"negative build time", time_at, -1.0, "build time"},
+        {"centre of mass past +x", com_at, 0.303, "centre of mass"},
+        {"centre of mass below -z", com_at + 16, -0.101, "centre of mass"},
+        {"centre of mass inside, near +x", com_at, 0.2999, NULL},
+    };
+    for (size_t k = 0; k < sizeof dcases / sizeof dcases[0]; k++) {
+        write_patched(good, bad, dcases[k].off, &dcases[k].v, sizeof dcases[k].v);
+        u = NULL;
+        err[0] = 0;
+        int rc = prox_ist_load(bad, &u, err, sizeof err);
+        if (dcases[k].msg)
+            CHECK(rc == -1 && u == NULL && strstr(err, dcases[k].msg), "%s refused: %s", dcases[k].what, err);
+        else
+            CHECK(rc == 0 && u, "%s loads: %s", dcases[k].what, err);
+        prox_ist_free(u);
+    }
 out:
+    unlink(good);
+    unlink(bad);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
+/* nodes[0 .. K) as a chain: record i's slot 0 holds record i + 1, its
+ * slots 1 to 3 leaves, the last record's four slots leaves; the ns spheres
+ * fill the deepest slots first (at most 3 K + 1). Records' spheres, leaf
+ * counts and volumes zero. */
+static void chain_nodes(ist_node *nd, uint32_t K, uint32_t ns)
+{
+    memset(nd, 0, sizeof *nd * K);
+    for (uint32_t i = 0; i < K; i++)
+        for (int j = 0; j < 4; j++)
+            nd[i].child[j] = j == 0 && i + 1 < K ? i + 1 : IST_EMPTY;
+    uint32_t s = 0;
+    for (uint32_t i = K; i-- > 0 && s < ns;)
+        for (int j = i + 1 < K ? 1 : 0; j < 4 && s < ns; j++)
+            nd[i].child[j] = IST_LEAF | s++;
+}
+
+/* The saved box's file (path good, tree t) with its records replaced by a
+ * chain of K (chain_nodes), checksum right, to bad. */
+static void write_chain(const char *good, const char *bad, const prox_ist *t, uint32_t K)
+{
+    size_t size;
+    unsigned char *b = check_read_file(good, &size);
+    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, was = sizeof(ist_node) * t->node_count, now = sizeof(ist_node) * K;
+    CHECK(b != NULL && size > nodes_at + was, "read back");
+    if (!b || size <= nodes_at + was) {
+        free(b);
+        return;
+    }
+    const size_t n = size - was + now;
+    unsigned char *o = malloc(n);
+    ist_node *nd = malloc(now);
+    chain_nodes(nd, K, t->sphere_count);
+    memcpy(o, b, nodes_at);
+    memcpy(o + 8 + 2 * 4, &K, 4); /* the header's node count */
+    memcpy(o + nodes_at, nd, now);
+    memcpy(o + nodes_at + now, b + nodes_at + was, size - nodes_at - was);
+    uint32_t crc = (uint32_t)crc32(0L, o + 8, (uInt)(n - 12));
+    memcpy(o + n - 4, &crc, 4);
+    FILE *f = fopen(bad, "wb");
+    CHECK(f && fwrite(o, 1, n, f) == n, "write the chain");
+    if (f)
+        fclose(f);
+    free(nd);
+    free(o);
+    free(b);
+}
+
+/* The sphere tree's depth is bounded (IST_MAX_MEAN_DEPTH, ist_io.c: 64 on
+ * average), since loading checks each leaf against every record above
+ * it. The box's spheres under a chain 100 records longer than their
+ * count are refused as too deep, loading and saving; under the shortest
+ * chain that holds them (every record holds leaves: on average a sixth
+ * of their count deep) they pass the depth check and are refused for the
+ * records' leaf counts (zero, as their volumes and spheres), checked
+ * next: the depth alone decides the first. */
+static void test_file_tree_depth(void)
+{
+    prox_mesh *m;
+    char good[64], bad[64], err[320];
+    prox_ist *t = saved_box(&m, "_d", good, bad);
+    if (!t)
+        return;
+    /* ns spheres: a chain of ns + 100 records (leaves at least 100 deep),
+     * and the shortest that holds them (about ns / 6 deep on average) */
+    const uint32_t ns = t->sphere_count, K[2] = {ns + 100, (ns + 1) / 3 + 1};
+    CHECK(ns <= 360, "the box: %u spheres (at most 360, so that the short chain is shallow enough)", ns);
+    for (int k = 0; k < 2; k++) {
+        write_chain(good, bad, t, K[k]);
+        prox_ist *u = NULL;
+        err[0] = 0;
+        int rc = prox_ist_load(bad, &u, err, sizeof err);
+        if (k == 0)
+            CHECK(rc == -1 && u == NULL && strstr(err, "inconsistent") && strstr(err, "too deep"), "a chain of %u records refused: %s", K[k],
+                  err);
+        else
+            CHECK(rc == -1 && u == NULL && strstr(err, "inconsistent") && !strstr(err, "too deep") && strstr(err, "leaf count"),
+                  "a chain of %u records refused, not for its depth: %s", K[k], err);
+        prox_ist_free(u);
+    }
+    /* saving checks the same: the tree in memory with the deep chain */
+    ist_node *nodes = t->nodes, *nd = malloc(sizeof *nd * K[0]);
+    const uint32_t nn = t->node_count;
+    chain_nodes(nd, K[0], ns);
+    t->nodes = nd, t->node_count = K[0];
+    err[0] = 0;
+    CHECK(prox_ist_save(t, bad, err, sizeof err) == -1 && strstr(err, "too deep"), "saving the chain refused: %s", err);
+    t->nodes = nodes, t->node_count = nn;
+    free(nd);
     unlink(good);
     unlink(bad);
     prox_ist_free(t);
@@ -570,6 +691,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_fine_torus);
     RUN_TEST(test_file_indices);
     RUN_TEST(test_file_tree_shape);
+    RUN_TEST(test_file_tree_depth);
     RUN_TEST(test_bad_meshes);
     RUN_TEST(test_save_refuses);
     return check_summary(argv[0]);
