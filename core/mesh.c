@@ -201,19 +201,23 @@ void prox_mesh_transform(prox_mesh *m, double scale, prox_vec3 t)
     prox_mesh_analyze(m);
 }
 
-int prox_mesh_contains_point(const prox_mesh *m, prox_vec3 p)
+double prox_winding_number(const prox_vec3 *verts, const uint32_t (*tris)[3], uint32_t n, prox_vec3 p)
 {
-    /* generalized winding number: sum of signed solid angles / 4 pi
-     * (Van Oosterom & Strackee) */
+    /* sum of signed solid angles / 4 pi (Van Oosterom & Strackee) */
     double w = 0;
-    for (uint32_t t = 0; t < m->triangle_count; t++) {
-        prox_vec3 a = prox_v3_sub(m->vertices[m->triangles[t][0]], p);
-        prox_vec3 b = prox_v3_sub(m->vertices[m->triangles[t][1]], p);
-        prox_vec3 c = prox_v3_sub(m->vertices[m->triangles[t][2]], p);
+    for (uint32_t t = 0; t < n; t++) {
+        prox_vec3 a = prox_v3_sub(verts[tris[t][0]], p);
+        prox_vec3 b = prox_v3_sub(verts[tris[t][1]], p);
+        prox_vec3 c = prox_v3_sub(verts[tris[t][2]], p);
         double la = prox_v3_len(a), lb = prox_v3_len(b), lc = prox_v3_len(c);
         double num = prox_v3_dot(a, prox_v3_cross(b, c));
         double den = la * lb * lc + prox_v3_dot(a, b) * lc + prox_v3_dot(b, c) * la + prox_v3_dot(c, a) * lb;
         w += 2.0 * atan2(num, den);
     }
-    return w / (4.0 * M_PI) > 0.5;
+    return w / (4.0 * M_PI);
+}
+
+int prox_mesh_contains_point(const prox_mesh *m, prox_vec3 p)
+{
+    return prox_winding_number(m->vertices, (const uint32_t (*)[3])m->triangles, m->triangle_count, p) > 0.5;
 }

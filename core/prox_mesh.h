@@ -107,6 +107,11 @@ double prox_triangle_distance_below(const prox_vec3 P[3], const prox_vec3 Q[3], 
  * with a coplanar fallback. */
 int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3]);
 
+/* The generalized winding number of the n triangles (indices into verts)
+ * about p: 1 inside a closed mesh oriented outward, 0 outside (-1 inside
+ * one oriented inward), fractions near its surface. O(n). */
+double prox_winding_number(const prox_vec3 *verts, const uint32_t (*tris)[3], uint32_t n, prox_vec3 p);
+
 /* Is point p inside the closed mesh m (generalized winding number > 0.5)?
  * O(triangles); the BVH offers a faster version. */
 int prox_mesh_contains_point(const prox_mesh *m, prox_vec3 p);

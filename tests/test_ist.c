@@ -738,6 +738,101 @@ static void test_distance_vs_mesh(void)
     free_scene(A, B, ba, bb, ma, mb);
 }
 
+/* Meshes with few triangles (exact_pair in ist_distance.c: one at most 64,
+ * the two at most 1,024 pairs) are measured on all their triangle pairs:
+ * a 3 cm box and an 80-triangle icosphere over a 0.6 m table (12
+ * triangles each), 40 poses each 0-2 cm over it, tilted: the exact
+ * distance (the BVHs'), certified (lower = upper), complete, in the roots'
+ * one expansion, witness points that far apart, a leaf pair reported;
+ * with a range below it nothing found, its lower bound certified; with a
+ * budget already spent, bracketing it; from the cache alike. One box
+ * inside another (surfaces apart) is at distance 0, in both orders. A
+ * 320-triangle icosphere over the table (3,840 pairs) takes the sphere
+ * trees. */
+static void test_distance_small_meshes(void)
+{
+    prox_mesh *mt = prox_mesh_make_box(prox_v3(0.3, 0.3, 0.02)), *mk[2] = {prox_mesh_make_box(prox_v3(0.015, 0.015, 0.015)),
+                                                                          prox_mesh_make_sphere(0.015, 1)};
+    prox_ist *T = build(mt, 500), *K[2] = {build(mk[0], 500), build(mk[1], 500)};
+    prox_bvh *bt = prox_bvh_build(mt), *bk[2] = {prox_bvh_build(mk[0]), prox_bvh_build(mk[1])};
+    CHECK(T && K[0] && K[1] && bt && bk[0] && bk[1], "builds");
+    if (!(T && K[0] && K[1] && bt && bk[0] && bk[1]))
+        goto out;
+    CHECK(T->tri_count == 12 && K[0]->tri_count == 12 && K[1]->tri_count == 80, "%u, %u and %u triangles", T->tri_count, K[0]->tri_count,
+          K[1]->tri_count);
+    unsigned long long s = 21;
+    double worst = 0;
+    for (int k = 0; k < 2; k++) {
+        prox_cache cache = {0};
+        for (int i = 0; i < 40; i++) {
+            prox_quat q = prox_quat_axis_angle(prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), 0.2)),
+                                               check_rng_uniform(&s, 0, 0.5));
+            prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.25, 0.25), check_rng_uniform(&s, -0.25, 0.25),
+                                                         0.02 + 0.026 + check_rng_uniform(&s, 0, 0.02)),
+                                                 q);
+            prox_result ex = run(prox_bvh_tree(bt), prox_bvh_tree(bk[k]), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+            prox_result r = run(prox_ist_tree(T), prox_ist_tree(K[k]), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+            worst = fmax(worst, fabs(r.value - ex.value));
+            CHECK(ex.value > 0 && fabs(r.value - ex.value) <= 1e-12 && r.lower == r.value && r.upper == r.value && r.complete,
+                  "%s pose %d: %.17g [%g, %g] vs exact %.17g", k ? "icosphere" : "box", i, r.value, r.lower, r.upper, ex.value);
+            CHECK(r.expansions == 1 && fabs(prox_v3_dist(r.point_a, r.point_b) - r.value) <= 1e-12 && r.leaf_a < T->sphere_count &&
+                      r.leaf_b < K[k]->sphere_count,
+                  "pose %d: %llu expansions, witnesses %g apart, leaves %u %u", i, (unsigned long long)r.expansions,
+                  prox_v3_dist(r.point_a, r.point_b), r.leaf_a, r.leaf_b);
+            prox_query mq = prox_query_default(PROX_QUERY_DISTANCE);
+            mq.max_distance = ex.value * 0.9;
+            prox_result rm = run(prox_ist_tree(T), prox_ist_tree(K[k]), xb, mq, NULL);
+            CHECK(rm.complete && rm.value == INFINITY && rm.lower >= mq.max_distance * (1 - 1e-9) && rm.lower <= ex.value,
+                  "range below: %g [%g, %g]", rm.value, rm.lower, rm.upper);
+            prox_query bq = prox_query_default(PROX_QUERY_DISTANCE);
+            bq.deadline_ns = prox_now_ns();
+            bq.check_every = 1;
+            prox_result rb = run(prox_ist_tree(T), prox_ist_tree(K[k]), xb, bq, NULL);
+            CHECK(rb.lower <= ex.value + 1e-12 && rb.upper >= ex.value - 1e-12, "budgeted [%g, %g] vs %g", rb.lower, rb.upper, ex.value);
+            prox_query cq = prox_query_default(PROX_QUERY_DISTANCE);
+            cq.use_cache = 1;
+            prox_result rc = run(prox_ist_tree(T), prox_ist_tree(K[k]), xb, cq, &cache);
+            CHECK(rc.value == r.value && rc.complete, "from the cache: %g vs %g", rc.value, r.value);
+        }
+    }
+    /* nested: surfaces apart, one solid inside the other */
+    prox_mesh *mbig = prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1));
+    prox_ist *G = build(mbig, 500);
+    CHECK(G != NULL, "build");
+    if (G) {
+        prox_xform in = prox_xform_from_pose(prox_v3(0.02, -0.03, 0.01), prox_quat_axis_angle(prox_v3(0, 0, 1), 0.3));
+        prox_result r1 = run(prox_ist_tree(G), prox_ist_tree(K[0]), in, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        prox_result r2 = run(prox_ist_tree(K[0]), prox_ist_tree(G), prox_xform_inverse(&in), prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        CHECK(r1.value == 0 && r2.value == 0 && r1.complete && r2.complete && r1.expansions == 1, "the small box inside the big one: %g, %g",
+              r1.value, r2.value);
+        /* just outside it: apart */
+        prox_xform out = prox_xform_from_pose(prox_v3(0.13, 0, 0), prox_quat_identity());
+        prox_result r3 = run(prox_ist_tree(G), prox_ist_tree(K[0]), out, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        CHECK(fabs(r3.value - 0.015) < 1e-12, "beside it: %.17g (0.015)", r3.value);
+    }
+    prox_ist_free(G);
+    prox_mesh_free(mbig);
+    /* 320 triangles over the table: the sphere trees */
+    prox_mesh *m2 = prox_mesh_make_sphere(0.015, 2);
+    prox_ist *S2 = build(m2, 500);
+    if (S2) {
+        prox_result r = run(prox_ist_tree(T), prox_ist_tree(S2), prox_xform_from_pose(prox_v3(0, 0, 0.04), prox_quat_identity()),
+                            prox_query_default(PROX_QUERY_DISTANCE), NULL);
+        CHECK(S2->tri_count == 320 && r.expansions > 1 && fabs(r.value - 0.005) < 0.005 * 0.005, "320 triangles: %llu expansions, %g",
+              (unsigned long long)r.expansions, r.value);
+    }
+    prox_ist_free(S2);
+    prox_mesh_free(m2);
+    fprintf(stderr, "    small meshes: worst difference from the exact distance %.3g\n", worst);
+out:
+    for (int k = 0; k < 2; k++) {
+        prox_bvh_free(bk[k]);
+        prox_ist_free(K[k]);
+        prox_mesh_free(mk[k]);
+    }
+    free_scene(T, NULL, bt, NULL, mt, NULL);
+}
+
 /* One mesh of n separate axis-aligned boxes, box k from lo[k] to hi[k]
  * (the corners and triangles of prox_mesh_make_box). */
 static prox_mesh *make_boxes(uint32_t n, const prox_vec3 *lo, const prox_vec3 *hi)
@@ -1472,6 +1567,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_closest_point_tree);
     RUN_TEST(test_slivers);
     RUN_TEST(test_distance_vs_mesh);
+    RUN_TEST(test_distance_small_meshes);
     RUN_TEST(test_distance_many_places);
     RUN_TEST(test_distance_flat_plates);
     RUN_TEST(test_distance_crossing_fins);
