@@ -266,6 +266,7 @@ typedef struct ist_places {
      * frame); 1e30 where they reached none */
     float end[IST_PLACES][6];
     uint32_t ta, tb, has_tris;
+    uint32_t exact_cut; /* exact_distance stopped at the deadline */
     uint32_t seen_n; /* recorded so far (the last IST_SEEN kept) */
     uint32_t seen_a[IST_SEEN], seen_b[IST_SEEN];
     uint8_t seen_round[IST_SEEN];
@@ -859,11 +860,18 @@ static uint32_t nearest_sphere(const prox_ist *t, uint32_t root, prox_vec3 x)
  * distance_below cuts the rest short). Surfaces apart with one solid
  * inside the other (a vertex of one inside the other mesh) are at
  * distance 0, as the inner spheres would say. Past the deadline the best
- * pair so far is offered and the roots pushed back: the query ends
- * incomplete. */
+ * pair so far is offered and the roots pushed back, to be pushed back
+ * again until the engine reads its clock: the query ends incomplete. The
+ * first pass (the closest balls, at most IST_EXACT_PAIRS) reads no clock:
+ * some 5 us. */
 static void exact_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
+    ist_places *pl = p->scratch;
+    if (pl->exact_cut) {
+        prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
+        return;
+    }
     /* the side of at most IST_EXACT_SIDE triangles: its balls kept */
     const int small_a = A->tri_count <= IST_EXACT_SIDE;
     const prox_ist *S = small_a ? A : B, *L = small_a ? B : A;
@@ -930,8 +938,10 @@ static void exact_distance(prox_ctx *c, const prox_pairstate *p)
     if (best < cap)
         prox_ctx_offer_distance(c, p, best, pa, pb, nearest_sphere(A, p->a->root, pa),
                                 nearest_sphere(B, p->b->root, prox_xform_point(&p->a_in_b, pb)));
-    if (cut)
+    if (cut) {
+        pl->exact_cut = 1;
         prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
+    }
 }
 
 static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)
