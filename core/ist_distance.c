@@ -830,7 +830,9 @@ static int inside_mesh(const prox_ist *t, prox_vec3 x)
 /* The inner sphere of t whose surface comes nearest x (t's frame), by a
  * depth-first descent of the records pruned by |x - C| - R (a record's
  * sphere encloses the spheres below it): the leaf reported with a
- * distance found without the sphere trees. */
+ * distance found without the sphere trees. The stack holds any tree up to
+ * 84 levels deep (the builds' are 6-10); past it branches are skipped, and
+ * the sphere reported is a near one, not the nearest. */
 static uint32_t nearest_sphere(const prox_ist *t, uint32_t root, prox_vec3 x)
 {
     uint32_t stack[256], n = 0, best_id = 0;
