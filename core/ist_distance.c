@@ -266,7 +266,6 @@ typedef struct ist_places {
      * frame); 1e30 where they reached none */
     float end[IST_PLACES][6];
     uint32_t ta, tb, has_tris;
-    uint32_t exact_cut; /* exact_distance stopped at the deadline */
     uint32_t seen_n; /* recorded so far (the last IST_SEEN kept) */
     uint32_t seen_a[IST_SEEN], seen_b[IST_SEEN];
     uint8_t seen_round[IST_SEEN];
@@ -595,13 +594,6 @@ static void slab_range(prox_vec3 n, prox_vec3 m, double lo, double hi, prox_vec3
     *rlo = l > -R ? l : -R, *rhi = h < R ? h : R;
 }
 
-/* A lower bound on the distance of two surface pieces from their slabs
- * (sa in A's frame, sb in B's) and outer balls (ca, Ra; cb, Rb, both in
- * A's frame), along the normal of each piece that is flat (fa, fb: see
- * IST_SLAB_FLAT): each piece lies in its slab and its ball, so along a
- * normal n the two pieces' offset ranges (slab_range) are at least
- * their gap apart, and so are the pieces. Facing flat pieces a distance
- * d apart and tilted by an angle t give about d - t (Ra + Rb). */
 /* the gap along unit normal n between the piece in slab (ma, loa, hia)
  * and ball (ca, Ra) and the piece in slab (mb, lob, hib) and ball (cb, Rb) */
 static double gap_along(prox_vec3 n, prox_vec3 ma, double loa, double hia, prox_vec3 ca, double Ra, prox_vec3 mb, double lob, double hib,
@@ -615,6 +607,13 @@ static double gap_along(prox_vec3 n, prox_vec3 ma, double loa, double hia, prox_
     return bl - ah > al - bh ? bl - ah : al - bh;
 }
 
+/* A lower bound on the distance of two surface pieces from their slabs
+ * (sa in A's frame, sb in B's) and outer balls (ca, Ra; cb, Rb, both in
+ * A's frame), along the normal of each piece that is flat (fa, fb: see
+ * IST_SLAB_FLAT): each piece lies in its slab and its ball, so along a
+ * normal n the two pieces' offset ranges (slab_range) are at least
+ * their gap apart, and so are the pieces. Facing flat pieces a distance
+ * d apart and tilted by an angle t give about d - t (Ra + Rb). */
 static double slab_bound(const prox_pairstate *p, const float *sa, double Ra, prox_vec3 ca, int fa, const float *sb, double Rb,
                          prox_vec3 cb, int fb)
 {
@@ -827,33 +826,12 @@ static int inside_mesh(const prox_ist *t, prox_vec3 x)
     return fabs(prox_winding_number(t->verts, (const uint32_t (*)[3])t->tris, t->tri_count, x)) > 0.5;
 }
 
-/* The inner sphere of t whose surface comes nearest x (t's frame), by a
- * depth-first descent of the records pruned by |x - C| - R (a record's
- * sphere encloses the spheres below it): the leaf reported with a
- * distance found without the sphere trees. The stack holds any tree up to
- * 84 levels deep (the builds' are 6-10); past it branches are skipped, and
- * the sphere reported is a near one, not the nearest. */
-static uint32_t nearest_sphere(const prox_ist *t, uint32_t root, prox_vec3 x)
+/* the inner sphere of t nearest x (t's frame): the leaf reported with a
+ * distance found without the sphere trees */
+static uint32_t nearest_sphere(const prox_ist *t, prox_vec3 x)
 {
-    uint32_t stack[256], n = 0, best_id = 0;
-    double best = INFINITY;
-    stack[n++] = root;
-    while (n) {
-        const uint32_t id = stack[--n];
-        if (id & IST_LEAF) {
-            const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-            double d = prox_v3_dist(x, prox_v3(q->x, q->y, q->z)) - q->r;
-            if (d < best)
-                best = d, best_id = id & ~IST_LEAF;
-            continue;
-        }
-        const ist_node *nd = &t->nodes[id];
-        for (int j = 0; j < 4; j++)
-            if (nd->child[j] != IST_EMPTY && n < sizeof stack / sizeof stack[0] &&
-                prox_v3_dist(x, prox_v3(nd->cx[j], nd->cy[j], nd->cz[j])) - nd->cr[j] < best)
-                stack[n++] = nd->child[j];
-    }
-    return best_id;
+    const double p[3] = {x.x, x.y, x.z};
+    return ist_nearest_sphere(t, p);
 }
 
 /* The distance of two small meshes' surfaces (exact_pair) from all their
@@ -869,8 +847,7 @@ static uint32_t nearest_sphere(const prox_ist *t, uint32_t root, prox_vec3 x)
 static void exact_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    ist_places *pl = p->scratch;
-    if (pl->exact_cut) {
+    if (pair_fx(p)->late) { /* cut at the deadline before (nothing else reads the clock for such a pair) */
         prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
         return;
     }
@@ -894,7 +871,7 @@ static void exact_distance(prox_ctx *c, const prox_pairstate *p)
                 low = g, li = k, si = i;
         }
     }
-    prox_vec3 pa = {0, 0, 0}, pb = {0, 0, 0}, qs, ql;
+    prox_vec3 pa, pb, qs, ql;
     tri_ball(L, li, XL, lv, lb);
     /* pairs no closer than the best of the forest (or the range) are not
      * wanted: pruned alike */
@@ -938,12 +915,10 @@ static void exact_distance(prox_ctx *c, const prox_pairstate *p)
             best = 0, pa = pb = xa;
     }
     if (best < cap)
-        prox_ctx_offer_distance(c, p, best, pa, pb, nearest_sphere(A, p->a->root, pa),
-                                nearest_sphere(B, p->b->root, prox_xform_point(&p->a_in_b, pb)));
-    if (cut) {
-        pl->exact_cut = 1;
+        prox_ctx_offer_distance(c, p, best, pa, pb, nearest_sphere(A, pa),
+                                nearest_sphere(B, prox_xform_point(&p->a_in_b, pb)));
+    if (cut)
         prox_ctx_push(c, p, p->a->root, p->b->root, 0.0);
-    }
 }
 
 static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb)

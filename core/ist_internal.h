@@ -168,6 +168,12 @@ int ist_tritree_shape_ok(const ist_tritree *g);
  * and per node record (bottom up: load time; the slabs' flat marks too).
  * 0, or -1 out of memory. */
 int ist_outer_build(prox_ist *t);
+/* The inner sphere nearest p (t's frame) in the |p - c| - r sense: a
+ * depth-first descent of the records, nearer children first, pruned by the
+ * primary bounding radii (dr). No allocation or recursion: a stack of 256
+ * holds any tree up to 84 levels deep (the builds' are 6-10); past it
+ * branches are skipped, and the sphere is a near one, not the nearest. */
+uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3]);
 int ist_outer_lanes(prox_ist *t);
 void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer

@@ -30,35 +30,44 @@
 
 #include "ist_internal.h"
 
-/* nearest inner sphere to p in the |p - c| - r sense, depth first over the
- * node records, nearer children first, pruned by the primary bounding
- * radii (a lower bound on |p - c| - r of every leaf below) */
-static void nearest_sphere(const prox_ist *t, uint32_t id, const double p[3], double *best, uint32_t *which)
+uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3])
 {
-    if (id & IST_LEAF) {
-        const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-        double dx = p[0] - q->x, dy = p[1] - q->y, dz = p[2] - q->z;
-        double d = sqrt(dx * dx + dy * dy + dz * dz) - q->r;
-        if (d < *best)
-            *best = d, *which = id & ~IST_LEAF;
-        return;
-    }
-    const ist_node *nd = &t->nodes[id];
-    double key[4];
-    int ord[4], n = 0;
-    for (int j = 0; j < 4; j++) {
-        if (nd->child[j] == IST_EMPTY)
+    /* the children of a popped record go on the stack farthest first, so
+     * the nearest is visited first, each pruned when popped: the order and
+     * tests of a recursive descent, without its depth */
+    uint32_t stack[256], n = 0, which = 0;
+    double key[256], best = INFINITY;
+    stack[n] = t->tree.root, key[n++] = -INFINITY;
+    while (n) {
+        const uint32_t id = stack[--n];
+        if (!(key[n] < best))
             continue;
-        double dx = p[0] - nd->cx[j], dy = p[1] - nd->cy[j], dz = p[2] - nd->cz[j];
-        double k = sqrt(dx * dx + dy * dy + dz * dz) - t->dr[id][j];
-        int m = n++;
-        while (m > 0 && key[m - 1] > k) /* insertion: nearest first */
-            key[m] = key[m - 1], ord[m] = ord[m - 1], m--;
-        key[m] = k, ord[m] = j;
+        if (id & IST_LEAF) {
+            const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
+            double dx = p[0] - q->x, dy = p[1] - q->y, dz = p[2] - q->z;
+            double d = sqrt(dx * dx + dy * dy + dz * dz) - q->r;
+            if (d < best)
+                best = d, which = id & ~IST_LEAF;
+            continue;
+        }
+        const ist_node *nd = &t->nodes[id];
+        double k4[4];
+        int ord[4], m = 0;
+        for (int j = 0; j < 4; j++) {
+            if (nd->child[j] == IST_EMPTY)
+                continue;
+            double dx = p[0] - nd->cx[j], dy = p[1] - nd->cy[j], dz = p[2] - nd->cz[j];
+            double k = sqrt(dx * dx + dy * dy + dz * dz) - t->dr[id][j];
+            int a = m++;
+            while (a > 0 && k4[a - 1] > k) /* insertion: nearest first */
+                k4[a] = k4[a - 1], ord[a] = ord[a - 1], a--;
+            k4[a] = k, ord[a] = j;
+        }
+        for (int a = m; a-- > 0;)
+            if (n < sizeof stack / sizeof stack[0])
+                stack[n] = nd->child[ord[a]], key[n++] = k4[a];
     }
-    for (int a = 0; a < n; a++)
-        if (key[a] < *best)
-            nearest_sphere(t, nd->child[ord[a]], p, best, which);
+    return which;
 }
 
 /* the cover pass: outer radii to grow (or NULL: loaded from a file, kept)
@@ -80,9 +89,7 @@ static void cover_piece(cover_ctx *cv, const double (*V)[3], int n)
     for (int q = 0; q < n; q++)
         for (int k = 0; k < 3; k++)
             cen[k] += V[q][k] / n;
-    double best = INFINITY;
-    uint32_t s = 0;
-    nearest_sphere(t, t->tree.root, cen, &best, &s);
+    const uint32_t s = ist_nearest_sphere(t, cen);
     const ist_sphere *q = &t->spheres[s];
     for (int v = 0; v < n && cv->orad; v++) {
         double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;

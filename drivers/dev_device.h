@@ -94,6 +94,8 @@ typedef struct dev_sim_def {
 } dev_sim_def;
 dev_sim_def dev_sim_def_default(void);
 dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen);
+/* the simulated device's longest integration substep (seconds) */
+#define DEV_SIM_SUBSTEP_S 0.00025
 /* Test hook: make the next reading report NaN (a broken sensor). */
 void dev_sim_inject_nan(dev_device *d);
 /* Last force written (for tests), thread-safe. */

@@ -68,7 +68,7 @@ static int sim_read(dev_device *d, dev_state *out)
     double dt_total = now > s->last_ns ? (double)(now - s->last_ns) * 1e-9 : 0.0;
     if (dt_total > 0.05 && !s->def.clock_ns)
         dt_total = 0.05; /* after a stall, do not integrate a huge step (a caller's clock does not stall) */
-    int steps = (int)(dt_total / 0.00025) + 1;
+    int steps = (int)(dt_total / DEV_SIM_SUBSTEP_S) + 1;
     double dt = dt_total / steps;
     double t = (double)(s->last_ns - s->t0) * 1e-9;
     prox_vec3 out_f = dev_sim_last_force(d);

@@ -45,6 +45,9 @@ typedef struct rt_limits {
     double stale_device_ms;     /* a device reading older than this is a fault */
 } rt_limits;
 
+/* the most objects a service holds (rt_config.max_objects) */
+#define RT_MAX_OBJECTS 4096u
+
 typedef struct rt_config {
     double rate_hz;             /* loop rate; default 1000 */
     double budget_us;           /* query budget per cycle; default 300 */
@@ -56,7 +59,7 @@ typedef struct rt_config {
     uint32_t cmd_ring_capacity;  /* power of two */
     uint32_t voxel_ring_capacity;
     uint32_t telemetry_ring_capacity;
-    uint32_t max_objects;
+    uint32_t max_objects;       /* 1 .. RT_MAX_OBJECTS */
     uint32_t max_cmds_per_cycle;
     uint32_t max_voxels_per_cycle;
     double voxel_budget_us;     /* time the loop spends on voxel updates per cycle at most (default

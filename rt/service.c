@@ -729,7 +729,7 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
 {
     rt_config c = cfg ? *cfg : rt_config_default();
     if (!dev || !(c.rate_hz >= 10 && c.rate_hz <= 20000) || !(c.budget_us >= 0) || !gains_ok(&c.gains) ||
-        !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > 4096 || c.cpu_latency_us < -1 ||
+        !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > RT_MAX_OBJECTS || c.cpu_latency_us < -1 ||
         !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz)) {
         snprintf(err, errlen,
                  "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..4096 objects, CPU latency -1 or more, voxel budget above 0 and below the period)");

@@ -27,6 +27,7 @@ typedef struct runner {
     uint64_t nq, cap_q;
     int have_last, seen_contact;
     prox_vec3 last_force;
+    uint32_t wp_i; /* the hand's waypoint segment (the device's time never goes back) */
 } runner;
 
 static uint64_t virtual_clock(void *user) { return ((const runner *)user)->now_ns; }
@@ -36,21 +37,23 @@ static uint64_t virtual_clock(void *user) { return ((const runner *)user)->now_n
  * before the first and after the last */
 static void scripted_hand(void *user, double t, prox_vec3 *target, prox_quat *q)
 {
-    const sim_scenario *sc = ((const runner *)user)->sc;
+    runner *r = user;
+    const sim_scenario *sc = r->sc;
     const sim_waypoint *w = sc->wp;
-    uint32_t n = sc->nwp, i = 0;
+    uint32_t n = sc->nwp, i = r->wp_i;
     if (t <= w[0].t) {
         *target = w[0].x, *q = w[0].q;
         return;
     }
     while (i + 1 < n && w[i + 1].t <= t)
         i++;
+    r->wp_i = i;
     if (i + 1 == n) {
         *target = w[n - 1].x, *q = w[n - 1].q;
         return;
     }
     double span = w[i + 1].t - w[i].t, u = span > 0 ? (t - w[i].t) / span : 1.0;
-    *target = prox_v3_add(w[i].x, prox_v3_scale(prox_v3_sub(w[i + 1].x, w[i].x), u));
+    *target = prox_v3_madd(w[i].x, prox_v3_sub(w[i + 1].x, w[i].x), u);
     prox_quat a = w[i].q, b = w[i + 1].q;
     double dot = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z, sgn = dot < 0 ? -1.0 : 1.0;
     prox_quat m = {(1 - u) * a.w + u * sgn * b.w, (1 - u) * a.x + u * sgn * b.x, (1 - u) * a.y + u * sgn * b.y,
@@ -218,7 +221,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
     rt_config cfg = rt_config_default();
     cfg.rate_hz = sc->rate_hz, cfg.budget_us = sc->budget_us, cfg.gains = sc->gains, cfg.limits = sc->limits;
     cfg.priority = 0, cfg.cpu = -1, cfg.cpu_latency_us = -1;
-    cfg.max_objects = sc->nobj + 1 > cfg.max_objects ? sc->nobj + 1 : cfg.max_objects;
+    cfg.max_objects = sc->nobj > cfg.max_objects ? sc->nobj : cfg.max_objects; /* no event adds objects */
     if (cfg.voxel_budget_us >= 0.5e6 / sc->rate_hz) /* below the period at every rate */
         cfg.voxel_budget_us = 0.5e6 / sc->rate_hz;
     rt_service *svc = dev ? rt_service_create(&cfg, dev, e2, sizeof e2) : NULL;

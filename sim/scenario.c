@@ -212,9 +212,9 @@ static int cmd_object(parser *p, char **tok, int n)
         return fail(p, "unknown object kind '%s' (box, tiled_box, sphere, torus, file, voxels)", k);
     if (o.bvh && (o.kind == SOBJ_VOXELS))
         return fail(p, "bvh applies to meshes, not voxel maps");
-    if (sc->nobj >= SIM_MAX_OBJECTS) {
+    if (sc->nobj >= RT_MAX_OBJECTS) {
         free(o.path);
-        return fail(p, "more than %u objects", SIM_MAX_OBJECTS);
+        return fail(p, "more than %u objects", RT_MAX_OBJECTS);
     }
     sim_object *slot = push(p, (void **)&sc->obj, &sc->nobj, sizeof *slot);
     if (!slot) {
@@ -478,7 +478,7 @@ static int check_names(parser *p)
     /* the simulated hand integrates stably at the device's substep
      * (semi-implicit Euler: h c/m + h^2 k/m below 2, with a margin) */
     const dev_sim_def *h = &sc->hand;
-    double hs = SIM_HAND_STEP_S, cm = (h->damping_n_s_per_m + h->hand_damping_n_s_per_m) / h->mass_kg;
+    double hs = DEV_SIM_SUBSTEP_S, cm = (h->damping_n_s_per_m + h->hand_damping_n_s_per_m) / h->mass_kg;
     if (hs * cm + hs * hs * h->hand_stiffness_n_per_m / h->mass_kg > 1.5)
         return fail(p, "the hand's settings are unstable at the simulated device's %.2f ms steps (a heavier mass_kg, or less "
                        "stiffness or damping)", 1e3 * hs);

@@ -64,8 +64,6 @@ struct sim_scenario {
 };
 
 #define SIM_MAX_VOXEL_BLOCK 1000000u /* cells in one voxels event */
-#define SIM_MAX_OBJECTS 4096u        /* the service's most */
 #define SIM_MAX_CYCLES 7200000.0     /* duration x rate (2 hours at 1 kHz) */
-#define SIM_HAND_STEP_S 0.00025      /* the sim device's longest substep */
 
 #endif
