@@ -123,12 +123,22 @@ static inline double prox_quat_norm(prox_quat q)
     double w = q.w / m, x = q.x / m, y = q.y / m, z = q.z / m;
     return m * sqrt(w * w + x * x + y * y + z * z);
 }
-/* q / |q|; the identity for a zero or non-finite q */
+/* q / |q|; the identity for a zero or non-finite q. Components near the
+ * double range's ends (whose squares overflow or lose bits as subnormals)
+ * are first scaled by the power of two that brings the largest near 1, an
+ * exact step: the direction comes out as accurate as for unit inputs. */
 static inline prox_quat prox_quat_normalize(prox_quat q)
 {
-    double n = prox_quat_norm(q);
-    if (!(n > 0.0) || !isfinite(n))
-        return prox_quat_identity();
+    double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    if (!(n > 1e-150 && n < 1e150)) {
+        double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
+        if (!(m > 0.0) || !isfinite(m))
+            return prox_quat_identity();
+        int e;
+        (void)frexp(m, &e);
+        q.w = ldexp(q.w, -e), q.x = ldexp(q.x, -e), q.y = ldexp(q.y, -e), q.z = ldexp(q.z, -e);
+        n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    }
     prox_quat r = {q.w / n, q.x / n, q.y / n, q.z / n};
     return r;
 }

@@ -66,6 +66,31 @@ static void test_eigen(void)
     CHECK_NEAR(ev[0] + ev[1] + ev[2], 3.0, 1e-15, "trace");
 }
 
+/* prox_quat_normalize at the ends of the double range: the same unit
+ * quaternion as for the same direction at unit scale, not the identity
+ * (components near 1e308, whose scaled norm overflowed) nor a rounded one
+ * (subnormal components, divided by a norm that had lost bits) */
+static void test_quat_normalize_range(void)
+{
+    const prox_quat dir = {0.5, -0.25, 0.125, 1.0};
+    const prox_quat ref = prox_quat_normalize(dir);
+    const double scales[] = {1.0, 1.7e308, 1e308, 0x1p1020, 1e150, 1e-150, 1e-300, 0x1p-1060, 4.9406564584124654e-324 * 8};
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+        double s = scales[i];
+        prox_quat q = prox_quat_normalize((prox_quat){dir.w * s, dir.x * s, dir.y * s, dir.z * s});
+        /* the smallest scale leaves 0.125 * s and -0.25 * s exact
+         * multiples of the least subnormal: exact inputs */
+        double err = fmax(fmax(fabs(q.w - ref.w), fabs(q.x - ref.x)), fmax(fabs(q.y - ref.y), fabs(q.z - ref.z)));
+        CHECK(err <= 4e-16, "scale %g: off by %.3g", s, err);
+    }
+    prox_quat one = prox_quat_normalize((prox_quat){0, 0, -0x1p-1074, 0});
+    CHECK(one.y == -1.0 && one.w == 0.0, "the least subnormal alone is a unit axis");
+    prox_quat id = prox_quat_normalize((prox_quat){0, INFINITY, 0, 0});
+    CHECK(id.w == 1.0 && id.x == 0.0, "an infinite component gives the identity");
+    id = prox_quat_normalize((prox_quat){0, 0, 0, 0});
+    CHECK(id.w == 1.0, "zero gives the identity");
+}
+
 static void test_parse_pose(void)
 {
     prox_xform X;
@@ -116,6 +141,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_xform_roundtrip);
     RUN_TEST(test_quat_rotation);
     RUN_TEST(test_eigen);
+    RUN_TEST(test_quat_normalize_range);
     RUN_TEST(test_parse_pose);
     RUN_TEST(test_read_line);
     return check_summary(argv[0]);
