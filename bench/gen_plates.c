@@ -48,12 +48,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen_plates: out of memory\n");
         return 1;
     }
-    int bad = bench_write_off(argv[1], m) != 0;
+    int bad = bench_write_off(argv[1], m) != 0; /* says why on stderr */
     prox_mesh_free(m);
-    if (bad) {
-        perror(argv[1]);
+    if (bad)
         return 1;
-    }
     for (long i = 0; i < n; i++) {
         double t = 0.02 * bench_urand(), phi = 2 * M_PI * bench_urand(), g = 0.002 + 0.018 * bench_urand();
         double x = 0.1 * bench_urand() - 0.05, y = 0.1 * bench_urand() - 0.05;

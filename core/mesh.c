@@ -1,4 +1,6 @@
 /* mesh.c - mesh construction, welding, cleaning and analysis. Non-RT. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +127,35 @@ int prox_mesh_check_arrays(const prox_mesh *m)
             if (v >= m->vertex_count || !prox_v3_isfinite(m->vertices[v]))
                 return -1;
         }
+    return 0;
+}
+
+int prox_mesh_write_off(const prox_mesh *m, const char *path, char *err, size_t errlen)
+{
+    int ok = prox_mesh_check_arrays(m) == 0;
+    for (uint32_t i = 0; ok && i < m->vertex_count; i++)
+        ok = prox_v3_isfinite(m->vertices[i]);
+    if (!ok) {
+        snprintf(err, errlen, "%s: not written: the mesh has an index out of range or a coordinate that is not finite", path);
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    int bad = fprintf(f, "OFF\n%u %u 0\n", m->vertex_count, m->triangle_count) < 0;
+    for (uint32_t i = 0; !bad && i < m->vertex_count; i++)
+        bad = fprintf(f, "%.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z) < 0;
+    for (uint32_t t = 0; !bad && t < m->triangle_count; t++)
+        bad = fprintf(f, "3 %u %u %u\n", m->triangles[t][0], m->triangles[t][1], m->triangles[t][2]) < 0;
+    int e = bad ? errno : 0;
+    if (fclose(f) != 0 && !bad)
+        bad = 1, e = errno;
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+        return -1;
+    }
     return 0;
 }
 

@@ -49,6 +49,14 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen);
  * that hand a file to assimp (point clouds): 0, or -1 with err. Non-RT. */
 int prox_mesh_check_header(const char *path, char *err, size_t errlen);
 
+/* m as a triangle OFF file at path, every coordinate with 17 significant
+ * digits (each double as it is; prox_mesh_load, through assimp, rounds
+ * them to floats). 0, or -1 with a
+ * one-line message naming the file and the problem (cannot create, write
+ * failed) in err; an unwritable mesh (prox_mesh_check_arrays) is refused
+ * before the file is touched. Non-RT. */
+int prox_mesh_write_off(const prox_mesh *m, const char *path, char *err, size_t errlen);
+
 /* Make a mesh from arrays (copied), weld, drop degenerates and analyze.
  * Returns NULL on allocation failure or an index out of range. Non-RT. */
 prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],

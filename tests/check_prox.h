@@ -19,20 +19,13 @@ static inline void check_write_obj(const char *path, const prox_mesh *m)
     fclose(f);
 }
 
-/* m as an OFF file at path (17 significant digits); a failure to open is
- * a failed check */
+/* m as an OFF file at path (prox_mesh_write_off); a failure is a failed
+ * check */
 static inline void check_write_off(const char *path, const prox_mesh *m)
 {
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL, "cannot write %s", path);
-    if (!f)
-        return;
-    fprintf(f, "OFF\n%u %u 0\n", m->vertex_count, m->triangle_count);
-    for (uint32_t i = 0; i < m->vertex_count; i++)
-        fprintf(f, "%.17g %.17g %.17g\n", m->vertices[i].x, m->vertices[i].y, m->vertices[i].z);
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        fprintf(f, "3 %u %u %u\n", m->triangles[i][0], m->triangles[i][1], m->triangles[i][2]);
-    fclose(f);
+    char err[512];
+    int rc = prox_mesh_write_off(m, path, err, sizeof err);
+    CHECK(rc == 0, "%s", rc == 0 ? "" : err);
 }
 
 /* seconds on the clock the queries' deadlines use (prox_now_ns) */

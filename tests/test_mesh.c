@@ -430,6 +430,69 @@ static void test_load_malformed(void)
  * vertex (assimp's JoinIdenticalVertices, used before, merged vertices
  * closer than 1e-5 and tore it open), and STL's separate copies of each
  * corner come back together at any scale. */
+/* prox_mesh_write_off: every double as it is (%.17g), loadable; a mesh
+ * it cannot write (non-finite coordinate, index out of range) is refused
+ * before the file is made; a full disk and a missing folder are reported */
+static void test_write_off(void)
+{
+    char dir[] = "/tmp/hapticd-mesh-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    char path[256], err[512];
+    prox_mesh *t = prox_mesh_make_torus(0.3, 0.1, 24, 12);
+    snprintf(path, sizeof path, "%s/torus.off", dir);
+    CHECK(prox_mesh_write_off(t, path, err, sizeof err) == 0, "write: %s", err);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "written file");
+    if (f) {
+        unsigned nv = 0, nt = 0, z = 1;
+        CHECK(fscanf(f, "OFF %u %u %u", &nv, &nt, &z) == 3 && nv == t->vertex_count && nt == t->triangle_count && z == 0,
+              "header %u %u %u", nv, nt, z);
+        uint32_t exact = 0;
+        for (uint32_t i = 0; i < nv; i++) {
+            double x, y, w;
+            if (fscanf(f, "%lf %lf %lf", &x, &y, &w) == 3)
+                exact += x == t->vertices[i].x && y == t->vertices[i].y && w == t->vertices[i].z;
+        }
+        CHECK(exact == nv, "%u of %u vertices read back bit for bit", exact, nv);
+        uint32_t same = 0;
+        for (uint32_t i = 0; i < nt; i++) {
+            unsigned k, a, b, c;
+            if (fscanf(f, "%u %u %u %u", &k, &a, &b, &c) == 4)
+                same += k == 3 && a == t->triangles[i][0] && b == t->triangles[i][1] && c == t->triangles[i][2];
+        }
+        CHECK(same == nt, "%u of %u triangles as they were", same, nt);
+        fclose(f);
+    }
+    prox_mesh *m = NULL;
+    CHECK(prox_mesh_load(path, &m, err, sizeof err) == 0, "load: %s", err);
+    if (m)
+        CHECK(m->closed && fabs(m->volume - t->volume) < 1e-6 * t->volume, "loaded: closed %d, volume %g vs %g", m->closed,
+              m->volume, t->volume);
+    prox_mesh_free(m);
+    unlink(path);
+
+    /* refused before the file is made */
+    prox_vec3 keep = t->vertices[5];
+    t->vertices[5].y = NAN;
+    CHECK(prox_mesh_write_off(t, path, err, sizeof err) == -1 && strstr(err, "not finite") && access(path, F_OK) != 0,
+          "a NaN vertex: %s", err);
+    t->vertices[5] = keep;
+    uint32_t keep_i = t->triangles[3][1];
+    t->triangles[3][1] = t->vertex_count;
+    CHECK(prox_mesh_write_off(t, path, err, sizeof err) == -1 && strstr(err, "out of range") && access(path, F_OK) != 0,
+          "an index out of range: %s", err);
+    t->triangles[3][1] = keep_i;
+    CHECK(prox_mesh_write_off(NULL, path, err, sizeof err) == -1, "no mesh");
+
+    snprintf(path, sizeof path, "%s/no/such/folder.off", dir);
+    CHECK(prox_mesh_write_off(t, path, err, sizeof err) == -1 && strstr(err, "cannot create") && strstr(err, path), "missing folder: %s",
+          err);
+    if (access("/dev/full", W_OK) == 0)
+        CHECK(prox_mesh_write_off(t, "/dev/full", err, sizeof err) == -1 && strstr(err, "write failed"), "a full disk: %s", err);
+    prox_mesh_free(t);
+    rmdir(dir);
+}
+
 static void test_load_small_scale(void)
 {
     char dir[] = "/tmp/hapticd-mesh-XXXXXX";
@@ -501,6 +564,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_contains);
     RUN_TEST(test_load_formats);
     RUN_TEST(test_load_malformed);
+    RUN_TEST(test_write_off);
     RUN_TEST(test_load_small_scale);
     return check_summary(argv[0]);
 }
