@@ -841,9 +841,7 @@ static uint32_t nearest_sphere(const prox_ist *t, prox_vec3 x)
  * inside the other (a vertex of one inside the other mesh) are at
  * distance 0, as the inner spheres would say. Past the deadline the best
  * pair so far is offered and the roots pushed back, to be pushed back
- * again until the engine reads its clock: the query ends incomplete. The
- * first pass (the closest balls, at most IST_EXACT_PAIRS) reads no clock:
- * some 5 us. */
+ * again until the engine reads its clock: the query ends incomplete. */
 static void exact_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -859,10 +857,20 @@ static void exact_distance(prox_ctx *c, const prox_pairstate *p)
     double sb[IST_EXACT_SIDE][4], lb[4];
     for (uint32_t i = 0; i < S->tri_count; i++)
         tri_ball(S, i, XS, sv[i], sb[i]);
-    /* the pair of closest balls */
+    /* the pair of closest balls; the clock read every 64 pairs visited
+     * (in both passes), and every 16 triangle tests in the second. Cut in
+     * the first, the closest balls so far give the one pair tested. */
     double low = INFINITY;
     uint32_t li = 0, si = 0;
+    int cut = 0;
+    uint32_t visited = 0, next_check = 64;
     for (uint32_t k = 0; k < L->tri_count; k++) {
+        if (visited >= next_check) {
+            next_check = visited + 64;
+            if ((cut = past_deadline(p)))
+                break;
+        }
+        visited += S->tri_count;
         tri_ball(L, k, XL, lv, lb);
         for (uint32_t i = 0; i < S->tri_count; i++) {
             double dx = lb[0] - sb[i][0], dy = lb[1] - sb[i][1], dz = lb[2] - sb[i][2], rr = lb[3] + sb[i][3];
@@ -881,9 +889,7 @@ static void exact_distance(prox_ctx *c, const prox_pairstate *p)
     pa = small_a ? qs : ql, pb = small_a ? ql : qs;
     if (!(best < cap))
         best = cap;
-    /* the clock read every 64 pairs visited and every 16 triangle tests */
-    int cut = 0;
-    uint32_t visited = 0, next_check = 64;
+    visited = 0, next_check = 64;
     for (uint32_t k = 0; k < L->tri_count && best > 0 && !cut; k++) {
         if (visited >= next_check) {
             next_check = visited + 64;
