@@ -398,6 +398,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             s->proxy_x = st.position;
             s->proxy_v = st.linear_velocity;
             s->proxy_init = 1;
+            /* proxy_near keeps the last measured cycle's mark: where the
+             * proxy starts over (a fault, a tool change, a tool pose)
+             * nothing is measured yet, and if it was near something, a
+             * query that finds nothing holds it (at most RT_PROXY_HOLD_MAX
+             * cycles): the cautious side */
         }
         const rt_gains *g = &s->gains;
         /* the coupling can pull the proxy no harder than the device can push
