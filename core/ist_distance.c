@@ -208,6 +208,11 @@ typedef struct refine_best {
     prox_vec3 pa, pb; /* A's frame */
     uint32_t ta, tb;
     uint32_t tests;
+    /* the best of the chains' own triangle pairs (settle_leaf: where the
+     * place's chains ended; d may be a seen_on_a stop's, see project_chain) */
+    double ed;
+    prox_vec3 ea, eb;
+    int from_seen; /* d is a seen_on_a stop's */
 } refine_best;
 
 /* Local descent over edge-adjacent triangle pairs from (ta, tb): move to
@@ -367,7 +372,8 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     return d;
 }
 
-/* Alternating projection from x (A's frame) onto A, then B, then A...,
+/* Alternating projection from x (A's frame; on B's surface where x_on_b)
+ * onto A, then B, then A...,
  * each round jumping to the exact closest points of the two triangles
  * found; stops when a round no longer improves, reaches a triangle pair
  * an earlier chain reached as early (chain_seen; seen_on_a: its triangle
@@ -376,8 +382,18 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
  * The first round's projections are warm-started from the hints ha, hb
  * (the leaf pair's attached triangles, or a triangle found before the
  * chain), later ones from the last round's pair. Every pair better than
- * rb->d is kept in *rb. */
-static void project_chain(const prox_pairstate *p, prox_vec3 x, uint32_t ha, uint32_t hb, refine_best *rb)
+ * rb->d is kept in *rb.
+ * A chain stopped by seen_on_a has still found a point of A, qa, closest
+ * to x; where x lies on B's surface (any round after the first, or a first
+ * round started from B's surface: triangle hb), |x - qa| is a distance of
+ * the surfaces, kept in *rb too (from_seen). The chain from one inner
+ * sphere's projection onto B can land there: armadillo's coherent bench
+ * poses 380, 381 (0.74%, 1.27% over FCL's exact distance, 381 alike
+ * without the cache): the exact closest points' leaf pair was settled, its
+ * chain reached the exact closest points and stopped at seen_on_a,
+ * a voxel from where an earlier chain had gone on to a minimum 1.3%
+ * higher; nothing was kept. */
+static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint32_t ha, uint32_t hb, refine_best *rb)
 {
     ist_places *pl = p->scratch;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -387,14 +403,22 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, uint32_t ha, uin
         prox_vec3 qa, qb, pa, pb;
         if (closest_hinted(p, A, x, on_a, ha, &ta, &qa, &rb->tests) == INFINITY)
             break;
-        if (it < IST_ROUNDS - 1 && seen_on_a(pl, ta, it, qa, A->voxel_size))
+        if (it < IST_ROUNDS - 1 && seen_on_a(pl, ta, it, qa, A->voxel_size)) {
+            if (x_on_b || it > 0) {
+                double d = prox_v3_dist(x, qa);
+                if (d < rb->d)
+                    rb->d = d, rb->pa = qa, rb->pb = x, rb->ta = ta, rb->tb = hb, rb->from_seen = 1;
+            }
             break; /* an earlier chain went on from this triangle of A */
+        }
         if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), last, hb, &tb, &qb, &rb->tests) == INFINITY)
             break; /* B comes no closer to qa than the last round's pair */
         double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
         rb->tests++;
         if (d < rb->d)
-            rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
+            rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb, rb->from_seen = 0;
+        if (d < rb->ed)
+            rb->ed = d, rb->ea = pa, rb->eb = pb;
         if (!(d < last * (1 - 1e-9)) || (it < IST_ROUNDS - 1 && chain_seen(pl, ta, tb, it, pa)))
             break;
         last = d;
@@ -563,13 +587,13 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
     const int from_b = A->orad_leaf[i] * B->spheres[j].r >= B->orad_leaf[j] * A->spheres[i].r;
     const int both = A->orad_leaf[i] > IST_THIN_BOTH * A->spheres[i].r || B->orad_leaf[j] > IST_THIN_BOTH * B->spheres[j].r;
     if (from_b || both)
-        project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, A->spheres[i].tri, B->spheres[j].tri, rb);
+        project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, 0, A->spheres[i].tri, B->spheres[j].tri, rb);
     if ((!from_b || both) && !past_deadline(p)) {
         /* from A's sphere: its projection onto B starts the chain */
         prox_vec3 xa = len > 0 ? prox_v3_madd(ca, u, ra / len) : ca, qb;
         uint32_t tb;
         if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, xa), INFINITY, B->spheres[j].tri, &tb, &qb, &rb->tests) < INFINITY)
-            project_chain(p, prox_xform_point(&p->b_in_a, qb), A->spheres[i].tri, tb, rb);
+            project_chain(p, prox_xform_point(&p->b_in_a, qb), 1, A->spheres[i].tri, tb, rb);
     }
 }
 
@@ -632,10 +656,9 @@ static double slab_bound(const prox_pairstate *p, const float *sa, double Ra, pr
 /* Settle leaf pair (i, j), whose outer balls come `key` close: overlapping
  * inner spheres make the distance 0; else, unless its place is settled
  * already, an alternating projection from one inner sphere (or two
- * chains, one from each: see IST_THIN_BOTH).
- * The place is kept with `place_key` (normally the key; lower keeps leaf
- * pairs of that place from being settled again). */
-static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32_t j, double key, double place_key)
+ * chains, one from each: see IST_THIN_BOTH). The place is kept with its
+ * key. */
+static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32_t j, double key)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     prox_vec3 ca = sphere_centre(A, i, NULL), cb = sphere_centre(B, j, &p->b_in_a);
@@ -749,7 +772,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         for (uint32_t q = 1; q < pl->n; q++)
             k = pl->key[q] > pl->key[k] ? (int)q : k;
     }
-    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)place_key;
+    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)key;
     /* Measured and not kept: the chain started on A's surface instead (the
      * point of A's attached triangle nearest B's sphere centre), its first
      * projection onto B bounded by the best distance so far (a chain
@@ -761,14 +784,22 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * the start's distance to the piece's outer ball (a bound that only
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
-    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0};
+    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
     leaf_chains(p, i, j, ca, cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
-    const int ended = rb_.d < INFINITY;
-    const prox_vec3 e_a = ended ? rb_.pa : prox_v3(1e30, 1e30, 1e30), e_b = ended ? rb_.pb : e_a;
+    /* where the chains' own pairs ended (a seen_on_a stop's points, which
+     * an earlier chain went on from, are no end: kept as the end they made
+     * fewer leaf pairs settled again, elephant's held-out random poses max
+     * error 0.60% -> 3.0%) */
+    const int ended = rb_.ed < INFINITY;
+    const prox_vec3 e_a = ended ? rb_.ea : prox_v3(1e30, 1e30, 1e30), e_b = ended ? rb_.eb : e_a;
     pl->end[k][0] = (float)e_a.x, pl->end[k][1] = (float)e_a.y, pl->end[k][2] = (float)e_a.z;
     pl->end[k][3] = (float)e_b.x, pl->end[k][4] = (float)e_b.y, pl->end[k][5] = (float)e_b.z;
-    if (rb_.d < best) {
+    /* a seen_on_a stop's distance only where it is lower beyond rounding:
+     * at a tie (the same vertex of A from another triangle of its fan) it
+     * changed the pair the final walk starts from, and bunny00's random
+     * bench p99 went 0 -> 0.30% */
+    if (rb_.d < best * (rb_.from_seen ? 1 - 1e-6 : 1)) {
         pl->ta = rb_.ta, pl->tb = rb_.tb, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, rb_.d, rb_.pa, rb_.pb, i, j);
     }
@@ -938,7 +969,7 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
         /* a leaf pair popped from the queue: its key again, in doubles */
         uint32_t i = na & ~IST_LEAF, j = nb & ~IST_LEAF;
         double key = prox_v3_dist(sphere_centre(A, i, NULL), sphere_centre(B, j, &p->b_in_a)) - A->orad_leaf[i] - B->orad_leaf[j];
-        settle_leaf(c, p, i, j, key, key);
+        settle_leaf(c, p, i, j, key);
         return;
     }
     double best = prox_ctx_best(c);
@@ -1072,10 +1103,11 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     double len = prox_v3_len(u), d = len - A->spheres[i].r - B->spheres[j].r;
     if (!(d > 0)) { /* overlapping inner spheres: distance 0, final */
         double key = len - A->orad_leaf[i] - B->orad_leaf[j];
-        settle_leaf(c, p, i, j, key, key);
+        settle_leaf(c, p, i, j, key);
         return;
     }
-    refine_best rb = {d, prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len), UINT32_MAX, UINT32_MAX, 0};
+    refine_best rb = {d,          prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len),
+                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
     leaf_chains(p, i, j, ca, cb, &rb);
@@ -1166,10 +1198,20 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
         prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
     }
     double key = prox_v3_dist(sphere_centre(A, la, NULL), sphere_centre(B, lb, &p->b_in_a)) - A->orad_leaf[la] - B->orad_leaf[lb];
-    /* the last answer's place: its local minimum moves little from one
-     * query to the next, so leaf pairs there with lower keys are not
-     * settled again */
-    settle_leaf(c, p, la, lb, key, -INFINITY);
+    /* the last answer's place, kept with its own key like any other: kept
+     * with key -inf instead (no leaf pair beside it settled again for a
+     * lower key), armadillo's coherent bench poses 380, 381 stayed 0.74%,
+     * 1.27% over FCL's exact distance once their exact closest points'
+     * leaf pair (key half the best, but the place's chains had ended
+     * inside its outer balls) reached them (project_chain): never
+     * settled. Measured with project_chain's seen_on_a stops kept, -inf ->
+     * its key: armadillo coherent max 1.27% -> 0.44%, held-out path
+     * (gen_poses seed 11) max 0.46% -> 0.17%, no bench or held-out p99 or
+     * max higher on the five meshes; callgrind, 80 coherent poses:
+     * armadillo +5.2% instructions, bunny00 +1.6%, elephant +2.4%, knot1
+     * +0.9%, fandisk +0.1% (40 random: +0.1% to +0.2%, the seen_on_a
+     * stops alone). */
+    settle_leaf(c, p, la, lb, key);
 }
 
 /* the best triangle pair found, polished by the descent over edge-adjacent
@@ -1188,7 +1230,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     uint32_t la, lb;
     if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0 || !pl->has_tris)
         return;
-    refine_best rb = {v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0};
+    refine_best rb = {v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
     if (!past_deadline(p))
         walk_pairs(p, pl->ta, pl->tb, &rb);
     prox_ctx_count(c, 0, rb.tests);
