@@ -212,7 +212,6 @@ typedef struct refine_best {
      * place's chains ended; d may be a seen_on_a stop's, see project_chain) */
     double ed;
     prox_vec3 ea, eb;
-    int from_seen; /* d is a seen_on_a stop's */
 } refine_best;
 
 /* Local descent over edge-adjacent triangle pairs from (ta, tb): move to
@@ -386,7 +385,7 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
  * A chain stopped by seen_on_a has still found a point of A, qa, closest
  * to x; where x lies on B's surface (any round after the first, or a first
  * round started from B's surface: triangle hb), |x - qa| is a distance of
- * the surfaces, kept in *rb too (from_seen). The chain from one inner
+ * the surfaces, kept in *rb too (below ed). The chain from one inner
  * sphere's projection onto B can land there: armadillo's coherent bench
  * poses 380, 381 (0.74%, 1.27% over FCL's exact distance, 381 alike
  * without the cache): the exact closest points' leaf pair was settled, its
@@ -407,7 +406,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
             if (x_on_b || it > 0) {
                 double d = prox_v3_dist(x, qa);
                 if (d < rb->d)
-                    rb->d = d, rb->pa = qa, rb->pb = x, rb->ta = ta, rb->tb = hb, rb->from_seen = 1;
+                    rb->d = d, rb->pa = qa, rb->pb = x, rb->ta = ta, rb->tb = hb;
             }
             break; /* an earlier chain went on from this triangle of A */
         }
@@ -416,7 +415,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
         double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
         rb->tests++;
         if (d < rb->d)
-            rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb, rb->from_seen = 0;
+            rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
         if (d < rb->ed)
             rb->ed = d, rb->ea = pa, rb->eb = pb;
         if (!(d < last * (1 - 1e-9)) || (it < IST_ROUNDS - 1 && chain_seen(pl, ta, tb, it, pa)))
@@ -784,7 +783,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * the start's distance to the piece's outer ball (a bound that only
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
-    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
+    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
     leaf_chains(p, i, j, ca, cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     /* where the chains' own pairs ended (a seen_on_a stop's points, which
@@ -799,7 +798,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * at a tie (the same vertex of A from another triangle of its fan) it
      * changed the pair the final walk starts from, and bunny00's random
      * bench p99 went 0 -> 0.30% */
-    if (rb_.d < best * (rb_.from_seen ? 1 - 1e-6 : 1)) {
+    if (rb_.d < best * (rb_.d < rb_.ed ? 1 - 1e-6 : 1)) { /* below ed: a seen_on_a stop's */
         pl->ta = rb_.ta, pl->tb = rb_.tb, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, rb_.d, rb_.pa, rb_.pb, i, j);
     }
@@ -1107,7 +1106,7 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     }
     refine_best rb = {d,          prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len),
-                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
+                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
     leaf_chains(p, i, j, ca, cb, &rb);
@@ -1230,7 +1229,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     uint32_t la, lb;
     if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0 || !pl->has_tris)
         return;
-    refine_best rb = {v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), 0};
+    refine_best rb = {v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
     if (!past_deadline(p))
         walk_pairs(p, pl->ta, pl->tb, &rb);
     prox_ctx_count(c, 0, rb.tests);

@@ -117,7 +117,8 @@ int prox_triangle_intersect(const prox_vec3 P[3], const prox_vec3 Q[3]);
 
 /* The generalized winding number of the n triangles (indices into verts)
  * about p: 1 inside a closed mesh oriented outward, 0 outside (-1 inside
- * one oriented inward), fractions near its surface. O(n). */
+ * one oriented inward), fractions near its surface. O(n); allocates
+ * nothing: RT safe (the small-mesh IST distance calls it). */
 double prox_winding_number(const prox_vec3 *verts, const uint32_t (*tris)[3], uint32_t n, prox_vec3 p);
 
 /* Is point p inside the closed mesh m (generalized winding number > 0.5)?

@@ -108,8 +108,8 @@ static int pose_args(parser *p, char **tok, int n, const char *what, prox_xform 
     double big = fmax(fmax(fabs(v[3]), fabs(v[4])), fmax(fabs(v[5]), fabs(v[6])));
     if (!(big > 0))
         return fail(p, "%s: the rotation quaternion is zero", what);
-    prox_quat q = {v[3] / big, v[4] / big, v[5] / big, v[6] / big}; /* scaled first: no underflow in the norm */
-    *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), prox_quat_normalize(q));
+    /* prox_quat_normalize scales tiny and huge components itself */
+    *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), prox_quat_normalize((prox_quat){v[3], v[4], v[5], v[6]}));
     return 0;
 }
 

@@ -426,10 +426,6 @@ static void test_load_malformed(void)
     CHECK(system(cmd) == 0, "cleanup");
 }
 
-/* Only exact duplicates are welded: a closed mesh 5e-5 across keeps every
- * vertex (assimp's JoinIdenticalVertices, used before, merged vertices
- * closer than 1e-5 and tore it open), and STL's separate copies of each
- * corner come back together at any scale. */
 /* prox_mesh_write_off: every double as it is (%.17g), loadable; a mesh
  * it cannot write (non-finite coordinate, index out of range) is refused
  * before the file is made; a full disk and a missing folder are reported */
@@ -493,6 +489,10 @@ static void test_write_off(void)
     rmdir(dir);
 }
 
+/* Only exact duplicates are welded: a closed mesh 5e-5 across keeps every
+ * vertex (assimp's JoinIdenticalVertices, used before, merged vertices
+ * closer than 1e-5 and tore it open), and STL's separate copies of each
+ * corner come back together at any scale. */
 static void test_load_small_scale(void)
 {
     char dir[] = "/tmp/hapticd-mesh-XXXXXX";
