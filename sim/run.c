@@ -206,8 +206,8 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
     runner r;
     memset(&r, 0, sizeof r);
     r.sc = sc, r.rep = rep;
-    r.period_ns = (uint64_t)(1e9 / sc->rate_hz);
-    const uint64_t steps = (uint64_t)floor(sc->duration_s * 1e9 / (double)r.period_ns) + 1;
+    r.period_ns = sim_period_ns(sc);
+    const uint64_t steps = sim_cycles(sc);
     r.cap_q = steps;
     r.query_us = malloc(steps * sizeof *r.query_us);
     if (!r.query_us) {
@@ -259,9 +259,17 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
          * and queued below part by part, never holding the others back.
          * (Within a step the order of commands and voxel parts does not
          * matter: the cycle applies its commands first either way.) */
-        for (uint32_t cmds = 0; !rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle; next_ev++)
-            if (sc->ev[next_ev].type != SEV_VOXELS)
-                rc = apply_command(svc, sc, &sc->ev[next_ev], err, errlen), cmds++;
+        for (uint32_t cmds = 0; !rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle; next_ev++) {
+            const sim_event *e = &sc->ev[next_ev];
+            if (e->type == SEV_VOXELS)
+                continue;
+            rc = apply_command(svc, sc, e, err, errlen), cmds++;
+            /* a removal ends its map's earlier blocks: their cells not yet
+             * queued go with the map (file order: set, then removed) */
+            for (uint32_t i = first_open; !rc && e->type == SEV_REMOVE && i < next_ev; i++)
+                if (sc->ev[i].type == SEV_VOXELS && !strcmp(sc->ev[i].name, e->name))
+                    vox_done[i] = block_cells(&sc->ev[i]);
+        }
         /* the started blocks, in order, never more than the voxel queue has
          * room for: the loop applies what its real-time voxel budget
          * allows, fewer on a slow machine */

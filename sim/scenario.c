@@ -43,9 +43,8 @@ static int fail(parser *p, const char *fmt, ...)
 static int num(parser *p, const char *tok, const char *what, double *out)
 {
     char *end;
-    errno = 0;
     double v = strtod(tok, &end);
-    if (end == tok || *end || !isfinite(v) || errno == ERANGE)
+    if (end == tok || *end || !isfinite(v)) /* (an overflow is inf; an underflow, ERANGE too, is a tiny number) */
         return fail(p, "%s: '%s' is not a finite number", what, tok);
     *out = v;
     return 0;
@@ -487,11 +486,13 @@ static int check_names(parser *p)
     if (!gone)
         return fail(p, "out of memory");
     int rc = 0;
+    const double last_s = (double)((sim_cycles(sc) - 1) * sim_period_ns(sc)) * 1e-9;
     for (uint32_t i = 0; i < sc->nev && !rc; i++) {
         const sim_event *e = &sc->ev[i];
         p->line = e->line;
-        if (e->t > sc->duration_s)
-            rc = fail(p, "at %g s is after the scenario's end (duration %g s)", e->t, sc->duration_s);
+        if (e->t > last_s + 1e-12) /* the runner's tolerance: never applied */
+            rc = fail(p, "at %g s is after the scenario's end (its last cycle is at %.9g s, duration %g s)", e->t, last_s,
+                      sc->duration_s);
         else if (e->type == SEV_BUDGET && e->v > 1e6 / sc->rate_hz)
             rc = fail(p, "budget_us %g is more than the loop period (%g us)", e->v, 1e6 / sc->rate_hz);
         else if (e->type != SEV_FORCES && e->type != SEV_BUDGET) {

@@ -2,6 +2,9 @@
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
+#include <math.h>
+#include <stdint.h>
+
 #include "sim.h"
 
 enum sim_obj_kind { SOBJ_BOX = 1, SOBJ_TILED_BOX, SOBJ_SPHERE, SOBJ_TORUS, SOBJ_FILE, SOBJ_VOXELS };
@@ -62,6 +65,14 @@ struct sim_scenario {
     sim_expect *ex;
     uint32_t nex;
 };
+
+/* the loop's period, and how many cycles a run has: the first at time 0,
+ * the last at or before the duration */
+static inline uint64_t sim_period_ns(const sim_scenario *sc) { return (uint64_t)(1e9 / sc->rate_hz); }
+static inline uint64_t sim_cycles(const sim_scenario *sc)
+{
+    return (uint64_t)floor(sc->duration_s * 1e9 / (double)sim_period_ns(sc)) + 1;
+}
 
 #define SIM_MAX_VOXEL_BLOCK 1000000u /* cells in one voxels event */
 #define SIM_MAX_CYCLES 7200000.0     /* duration x rate (2 hours at 1 kHz) */

@@ -104,6 +104,9 @@ static void test_parse_errors(void)
         {"object a sphere 0.1\x01\n", "t.sim:1: a byte that is not text (0x01)"},
         {"object a thing 1\n", "t.sim:1: unknown object kind 'thing'"},
         {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nduration 1\nat 2 forces off\n", "t.sim:5: at 2 s is after the scenario's end"},
+        /* within the duration but after the last cycle (1.000 s): it would never apply */
+        {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nduration 1.0005\nat 1.0003 forces off\n",
+         "t.sim:5: at 1.0003 s is after the scenario's end (its last cycle is at 1 s"},
         {"object a sphere 0.1\nobject b sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 remove b\nat 1.5 pose b 0 0 0\n",
          "t.sim:6: 'b' was removed before 1.5 s"},
         {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 budget_us 2000\n", "t.sim:4: budget_us 2000 is more than the loop period"},
@@ -121,6 +124,11 @@ static void test_parse_errors(void)
     CHECK(!sim_scenario_load("/nonexistent/x.sim", err, sizeof err) && strstr(err, "No such file"), "%s", err);
     /* comments may hold any text; a tiny quaternion is a rotation, not zero */
     sim_scenario *ok = parse("# \xc3\xa9t\xc3\xa9\nobject a sphere 0.1\ntool a\nat 0 hand 0 0 0 1e-200 0 0 0\n", err, sizeof err);
+    CHECK(ok, "%s", err);
+    sim_scenario_free(ok);
+    /* a number too small for a normal double is a tiny finite number (as
+     * the poses OSC and prox read), not "not finite"; the last cycle takes events */
+    ok = parse("object a sphere 0.1\ntool a\nat 0 hand 1e-310 0 0\nduration 1.0005\nat 1.0 pose a 0 0 1e-320\n", err, sizeof err);
     CHECK(ok, "%s", err);
     sim_scenario_free(ok);
 }
@@ -262,6 +270,35 @@ static void test_large_voxel_block(void)
                  NULL, &r))
         return;
     CHECK(r.contact_s > 0.1 && r.voxel_drops == 0, "contact %.3f s, drops %llu", r.contact_s, (unsigned long long)r.voxel_drops);
+}
+
+/* events apply in file order: a voxel block and then, at the same time or
+ * while the block is still being queued, the removal of its map. The run
+ * goes on (the old runner queued the block's cells after the removal and
+ * failed with "no object named"), the cells still unqueued are dropped
+ * with their map (not counted as lost updates), and once the map is gone
+ * the ball inside it is out of contact. A second map's block, queued
+ * across the removal, completes. */
+static void test_remove_after_voxels(void)
+{
+    sim_report r;
+    if (run_text("object floor voxels 0.01 20 20 4 at -0.1 -0.1 -0.04\nobject ball sphere 0.02 1\ntool ball\nbudget_us 200000\n"
+                 "at 0 hand 0 0 0.01\nat 1 voxels floor 0 0 0 19 19 3 obstacle\nat 1 remove floor\nduration 1.5\n",
+                 NULL, &r))
+        return;
+    CHECK(r.contact_s == 0 && r.voxel_drops == 0 && r.faults == 0, "contact %.3f s, drops %llu, faults %llu", r.contact_s,
+          (unsigned long long)r.voxel_drops, (unsigned long long)r.faults);
+    /* 294,000 cells take 18 cycles to queue; the cube goes at the 5th, the
+     * block for 'slab' (started at the same time) goes on to the end */
+    static const char big[] = "object cube voxels 0.01 70 70 60 at -0.35 -0.35 -0.3\n"
+                              "object slab voxels 0.01 70 70 60 at -0.35 -0.35 -0.3\n"
+                              "object ball sphere 0.02 1\ntool ball\nbudget_us 200000\n"
+                              "at 0 hand 0 0 0\nat 0.1 voxels cube 0 0 0 69 69 59 obstacle\n"
+                              "at 0.1 voxels slab 0 0 0 69 69 59 obstacle\nat 0.105 remove cube\nduration 1.0\n";
+    if (run_text(big, NULL, &r))
+        return;
+    CHECK(r.contact_s > 0.5 && r.voxel_drops == 0 && r.faults == 0, "contact %.3f s, drops %llu, faults %llu", r.contact_s,
+          (unsigned long long)r.voxel_drops, (unsigned long long)r.faults);
 }
 
 /* a lower force limit: the output never passes it, and the tool sinks deeper */
@@ -442,6 +479,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_voxel_events);
     RUN_TEST(test_unmeasurable_pair_faults);
     RUN_TEST(test_large_voxel_block);
+    RUN_TEST(test_remove_after_voxels);
     RUN_TEST(test_limits_and_expectations);
     RUN_TEST(test_hand_script);
     RUN_TEST(test_margin_force);
