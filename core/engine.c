@@ -63,13 +63,6 @@ struct prox_engine {
     prox_ctx ctx;
 };
 
-uint64_t prox_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 prox_query prox_query_default(prox_query_kind kind)
 {
     prox_query q;

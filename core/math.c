@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void prox_sym3_eigen(const prox_mat3 *A, double evals[3], prox_mat3 *evecs)
 {
@@ -166,4 +167,11 @@ int prox_parse_pose(const char *line, prox_xform *out)
         return -1;
     *out = prox_xform_from_pose(prox_v3(v[0], v[1], v[2]), q);
     return 1;
+}
+
+uint64_t prox_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -357,7 +357,4 @@ void prox_front_invalidate(const prox_pairstate *p);
 /* In the finish hook: keep the recorded front if the query completed. */
 void prox_front_finish(const prox_ctx *c, const prox_pairstate *p);
 
-/* Monotonic clock in ns (the one clock libprox reads). */
-uint64_t prox_now_ns(void);
-
 #endif

@@ -278,4 +278,8 @@ static inline int prox_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* CLOCK_MONOTONIC in ns: the one clock libprox reads (deadlines), and the
+ * service's and the drivers' clock */
+uint64_t prox_now_ns(void);
+
 #endif

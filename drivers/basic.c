@@ -7,13 +7,6 @@
 
 #include "dev_device.h"
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void fill_info(dev_info *i, const char *name, const char *driver)
 {
     snprintf(i->name, sizeof i->name, "%s", name);
@@ -33,7 +26,7 @@ static int null_read(dev_device *d, dev_state *out)
 {
     (void)d;
     memset(out, 0, sizeof *out);
-    out->time_ns = now_ns();
+    out->time_ns = prox_now_ns();
     out->orientation = prox_quat_identity();
     return 0;
 }
@@ -68,7 +61,7 @@ typedef struct replay_dev {
 static int replay_read(dev_device *d, dev_state *out)
 {
     replay_dev *r = d->impl;
-    uint64_t now = now_ns();
+    uint64_t now = prox_now_ns();
     if (!r->t0)
         r->t0 = now;
     double t = (double)(now - r->t0) * 1e-9;

@@ -34,20 +34,13 @@ typedef struct osc_dev {
     uint64_t last_t;
 } osc_dev;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void dev_osc_set_pose(dev_device *d, const prox_xform *pose, uint32_t buttons)
 {
     osc_dev *o = d->impl;
     pose_slot *s = &o->slot[o->back];
     s->pose = *pose;
     s->buttons = buttons;
-    s->time_ns = now_ns();
+    s->time_ns = prox_now_ns();
     unsigned old = atomic_exchange_explicit(&o->middle, o->back | 4u, memory_order_acq_rel);
     o->back = old & 3u;
 }

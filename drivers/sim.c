@@ -22,13 +22,6 @@ typedef struct sim_dev {
     atomic_int inject_nan;
 } sim_dev;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 dev_sim_def dev_sim_def_default(void)
 {
     dev_sim_def d;
@@ -46,7 +39,7 @@ dev_sim_def dev_sim_def_default(void)
     return d;
 }
 
-static uint64_t now_ns(const sim_dev *s) { return s->def.clock_ns ? s->def.clock_ns(s->def.user) : mono_ns(); }
+static uint64_t now_ns(const sim_dev *s) { return s->def.clock_ns ? s->def.clock_ns(s->def.user) : prox_now_ns(); }
 
 static prox_vec3 target(sim_dev *s, double t)
 {

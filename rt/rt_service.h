@@ -71,6 +71,9 @@ typedef struct rt_config {
 } rt_config;
 
 rt_config rt_config_default(void);
+/* the loop's period at rate_hz, whole nanoseconds (the threads', lockstep's
+ * and the simulator's clock all step by it) */
+static inline uint64_t rt_period_ns(double rate_hz) { return (uint64_t)(1e9 / rate_hz); }
 
 typedef struct rt_service rt_service;
 

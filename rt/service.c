@@ -138,13 +138,6 @@ struct rt_service {
     char tool_mirror[RT_NAME_MAX];
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 rt_config rt_config_default(void)
 {
     rt_config c;
@@ -360,7 +353,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
     rt_vox_msg vm;
     const uint64_t vox_end = real_start + (uint64_t)(s->cfg.voxel_budget_us * 1000.0);
     for (uint32_t i = 0; i < s->cfg.max_voxels_per_cycle; i++) {
-        if (i % RT_VOXEL_CLOCK_EVERY == RT_VOXEL_CLOCK_EVERY - 1 && now_ns() >= vox_end)
+        if (i % RT_VOXEL_CLOCK_EVERY == RT_VOXEL_CLOCK_EVERY - 1 && prox_now_ns() >= vox_end)
             break;
         if (rt_ring_pop(&s->vox, &vm) != 0)
             break;
@@ -370,8 +363,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
     }
 
     /* the force and torque limits: the configuration's, within the device's */
-    const double fmax = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
-    const double tmax = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
+    const double f_lim = s->limits.max_force_n < s->dev->info.max_force_n ? s->limits.max_force_n : s->dev->info.max_force_n;
+    const double t_lim = s->limits.max_torque_nm < s->dev->info.max_torque_nm ? s->limits.max_torque_nm : s->dev->info.max_torque_nm;
 
     /* 2. device */
     dev_state st;
@@ -408,7 +401,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
         /* the coupling can pull the proxy no harder than the device can push
          * back: a user who overpowers the device moves the handle, not the
          * proxy through the wall (no tunnelling) */
-        prox_vec3 f_couple = coupling(s, &st, fmax);
+        prox_vec3 f_couple = coupling(s, &st, f_lim);
         prox_vec3 f_contact = {0, 0, 0}, tq_contact = {0, 0, 0};
         /* 4. query the tool against every other object, one forest */
         if (s->tool_slot >= 0 && s->slots[s->tool_slot].active) {
@@ -434,11 +427,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                  * will do. With no margin, overlap alone. */
                 q.max_distance = g->margin_m > 0 ? g->margin_m : RT_NO_MARGIN_RANGE_M;
                 q.rel_err = RT_DISTANCE_REL_ERR;
-                uint64_t q0 = now_ns();
+                uint64_t q0 = prox_now_ns();
                 q.deadline_ns = q0 + (uint64_t)(s->budget_us * 1000.0);
                 prox_result r;
                 int rc = prox_query_combined(s->engine, &q, s->pairs, n, &r);
-                uint64_t q1 = now_ns();
+                uint64_t q1 = prox_now_ns();
                 query_us = (double)(q1 - q0) * 1e-3;
                 hist_add(s->query_hist, query_us);
                 if (q1 > q.deadline_ns) {
@@ -513,7 +506,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                 s->proxy_v = prox_v3(0, 0, 0);
             for (int k = 0; !hold_proxy && k < steps; k++) {
                 if (k > 0)
-                    fc = coupling(s, &st, fmax);
+                    fc = coupling(s, &st, f_lim);
                 prox_vec3 acc = prox_v3_scale(prox_v3_add(fc, f_contact), 1.0 / m);
                 s->proxy_v = prox_v3_madd(s->proxy_v, acc, h);
                 s->proxy_x = prox_v3_madd(s->proxy_x, s->proxy_v, h);
@@ -548,11 +541,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             s->ramp = 1;
         f_dev = prox_v3_scale(f_dev, s->ramp);
         tq_dev = prox_v3_scale(tq_dev, s->ramp);
-        prox_vec3 fc = clamp_len(f_dev, fmax);
+        prox_vec3 fc = clamp_len(f_dev, f_lim);
         if (fc.x != f_dev.x || fc.y != f_dev.y || fc.z != f_dev.z)
             t.flags |= RT_TEL_CLAMPED;
         f_dev = fc;
-        tq_dev = clamp_len(tq_dev, tmax);
+        tq_dev = clamp_len(tq_dev, t_lim);
         /* rate limit per cycle */
         prox_vec3 df = prox_v3_sub(f_dev, s->last_force);
         if (s->limits.max_force_rate_n_per_cycle > 0 && prox_v3_len(df) > s->limits.max_force_rate_n_per_cycle) {
@@ -563,7 +556,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
          * (/limits) the last force may lie above it, and a step from there
          * would keep the output above the new limit for as long as the
          * rate takes to come down */
-        fc = clamp_len(f_dev, fmax);
+        fc = clamp_len(f_dev, f_lim);
         if (fc.x != f_dev.x || fc.y != f_dev.y || fc.z != f_dev.z)
             t.flags |= RT_TEL_CLAMPED;
         f_dev = fc;
@@ -613,15 +606,15 @@ static void *rt_main(void *arg)
     rt_service *s = arg;
     pthread_setname_np(pthread_self(), "hapticd-rt");
     prefault_stack();
-    const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);
+    const uint64_t period = rt_period_ns(s->cfg.rate_hz);
     const double period_s = (double)period * 1e-9;
-    uint64_t next = now_ns() + period;
+    uint64_t next = prox_now_ns() + period;
     uint64_t lat_min = UINT64_MAX, lat_max = 0;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
-        uint64_t woke = now_ns();
+        uint64_t woke = prox_now_ns();
         uint64_t lat = woke > next ? woke - next : 0;
         if (lat < lat_min)
             lat_min = lat;
@@ -638,7 +631,7 @@ static void *rt_main(void *arg)
         atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->heartbeat, 1, memory_order_release);
         next += period;
-        uint64_t done = now_ns();
+        uint64_t done = prox_now_ns();
         if (done > next) {
             /* late: skip the missed cycles instead of bursting to catch up */
             uint64_t missed = (done - next) / period + 1;
@@ -707,13 +700,13 @@ static void *wd_main(void *arg)
 {
     rt_service *s = arg;
     uint64_t last = atomic_load_explicit(&s->heartbeat, memory_order_acquire);
-    uint64_t last_change = now_ns();
+    uint64_t last_change = prox_now_ns();
     int fired = 0;
     double wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         sleep_ms(wd_ms / 4 > 1 ? wd_ms / 4 : 1);
         wd_ms = (double)atomic_load_explicit(&s->watchdog_ns, memory_order_relaxed) * 1e-6; /* /limits may change it */
-        uint64_t hb = atomic_load_explicit(&s->heartbeat, memory_order_acquire), now = now_ns();
+        uint64_t hb = atomic_load_explicit(&s->heartbeat, memory_order_acquire), now = prox_now_ns();
         if (hb != last) {
             last = hb;
             last_change = now;
@@ -800,7 +793,7 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
         return -1;
     }
     s->ever_started = 1;
-    s->start_ns = now_ns();
+    s->start_ns = prox_now_ns();
     s->stop_ns = 0;
     atomic_store(&s->stop, 0);
     atomic_store(&s->stop_hk, 0);
@@ -901,7 +894,7 @@ void rt_service_stop(rt_service *s)
     if (s->wd_started)
         pthread_join(s->wd_thread, NULL);
     s->rt_started = s->hk_started = s->wd_started = 0;
-    s->stop_ns = now_ns();
+    s->stop_ns = prox_now_ns();
     atomic_store(&s->running, 0);
     if (s->memlocked)
         munlockall();
@@ -939,9 +932,13 @@ void rt_service_destroy(rt_service *s)
 /* ---- control (non-RT) ---- */
 
 /* Before the loop runs, commands are applied directly (same code). */
+/* a loop drains the command and voxel queues: the RT thread, or the
+ * caller's rt_service_step (lockstep); before either, updates apply at once */
+static int loop_owns_queues(rt_service *s) { return atomic_load(&s->running) || s->lockstep; }
+
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
-    if (!atomic_load(&s->running) && !s->lockstep) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
+    if (!loop_owns_queues(s)) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
         apply_cmd(s, c);
         {
             uint32_t slot;
@@ -1180,7 +1177,7 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
     uint32_t i = 0;
     for (; i < count; i++) {
         rt_vox_msg m = {(uint32_t)slot, s->objects[slot].gen, u[i]};
-        if (atomic_load(&s->running) || s->lockstep) {
+        if (loop_owns_queues(s)) {
             if (rt_ring_push(&s->vox, &m) != 0)
                 break;
         } else if (rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]) != 0)
@@ -1287,7 +1284,7 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->cycles = atomic_load(&s->cycles);
     o->overruns = atomic_load(&s->overruns);
     /* after a stop: the run's length, so the final statistics keep their rate */
-    uint64_t end = o->running ? now_ns() : s->stop_ns;
+    uint64_t end = o->running ? prox_now_ns() : s->stop_ns;
     o->uptime_s = end > s->start_ns && (s->start_ns || s->lockstep) ? (double)(end - s->start_ns) * 1e-9 : 0;
     o->rate_hz = o->uptime_s > 0 ? (double)o->cycles / o->uptime_s : 0;
     o->latency_min_us = (double)atomic_load(&s->lat_min_ns) * 1e-3;
@@ -1334,7 +1331,7 @@ int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen)
         snprintf(err, errlen, "service: started on its own thread once; lockstep steps only a service never started");
         return -1;
     }
-    const uint64_t period = (uint64_t)(1e9 / s->cfg.rate_hz);
+    const uint64_t period = rt_period_ns(s->cfg.rate_hz);
     if (s->lockstep && t_ns <= s->last_cycle_ns) {
         snprintf(err, errlen, "service: step time %llu ns is not after the last step's (%llu ns)", (unsigned long long)t_ns,
                  (unsigned long long)s->last_cycle_ns);
@@ -1342,7 +1339,7 @@ int rt_service_step(rt_service *s, uint64_t t_ns, char *err, size_t errlen)
     }
     if (!s->lockstep)
         s->lockstep = 1, s->start_ns = t_ns;
-    rt_cycle(s, t_ns, now_ns(), (double)period * 1e-9);
+    rt_cycle(s, t_ns, prox_now_ns(), (double)period * 1e-9);
     atomic_fetch_add_explicit(&s->cycles, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->heartbeat, 1, memory_order_release);
     s->stop_ns = t_ns + period;

@@ -68,7 +68,7 @@ struct sim_scenario {
 
 /* the loop's period, and how many cycles a run has: the first at time 0,
  * the last at or before the duration */
-static inline uint64_t sim_period_ns(const sim_scenario *sc) { return (uint64_t)(1e9 / sc->rate_hz); }
+static inline uint64_t sim_period_ns(const sim_scenario *sc) { return rt_period_ns(sc->rate_hz); }
 static inline uint64_t sim_cycles(const sim_scenario *sc)
 {
     return (uint64_t)floor(sc->duration_s * 1e9 / (double)sim_period_ns(sc)) + 1;

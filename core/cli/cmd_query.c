@@ -34,6 +34,16 @@ typedef struct query_args {
     int spheres;
 } query_args;
 
+/* the options followed by a value */
+static int takes_value(const char *s)
+{
+    static const char *const opts[] = {"--times", "--order", "--budget-us", "--rel-err", "--spheres", "--max-distance"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(s, opts[i]))
+            return 1;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
 {
     memset(qa, 0, sizeof *qa);
@@ -51,13 +61,13 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->stats = 1;
         else if (!strcmp(s, "--boxes"))
             qa->boxes = 1;
-        else if (!strcmp(s, "--times") && i + 1 < argc)
-            qa->times = argv[++i];
-        else if (!strcmp(s, "--times")) {
-            fprintf(stderr, "prox %s: --times needs a file name\nusage: prox %s\n", argv[0], usage);
+        else if (takes_value(s) && i + 1 >= argc) {
+            fprintf(stderr, "prox %s: %s needs %s\nusage: prox %s\n", argv[0], s,
+                    !strcmp(s, "--times") ? "a file name" : !strcmp(s, "--order") ? "auto, best or depth" : "a value", usage);
             return -1;
-        }
-        else if (!strcmp(s, "--order") && i + 1 < argc) {
+        } else if (!strcmp(s, "--times"))
+            qa->times = argv[++i];
+        else if (!strcmp(s, "--order")) {
             const char *o = argv[++i];
             if (!strcmp(o, "auto"))
                 qa->order = PROX_ORDER_AUTO;
@@ -69,12 +79,7 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
                 fprintf(stderr, "prox %s: --order is auto, best or depth, got '%s'\n", argv[0], o);
                 return -1;
             }
-        } else if (!strcmp(s, "--order")) {
-            fprintf(stderr, "prox %s: --order needs auto, best or depth\nusage: prox %s\n", argv[0], usage);
-            return -1;
-        }
-        else if ((!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres") || !strcmp(s, "--max-distance")) &&
-                 i + 1 < argc) {
+        } else if (takes_value(s)) { /* the numbers */
             char *end;
             errno = 0;
             double v = strtod(argv[++i], &end);
@@ -98,9 +103,6 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
                 return -1;
             } else
                 qa->spheres = (int)v;
-        } else if (!strcmp(s, "--budget-us") || !strcmp(s, "--rel-err") || !strcmp(s, "--spheres") || !strcmp(s, "--max-distance")) {
-            fprintf(stderr, "prox %s: %s needs a value\nusage: prox %s\n", argv[0], s, usage);
-            return -1;
         } else if (s[0] == '-' && s[1] == '-') {
             fprintf(stderr, "prox %s: unknown option '%s'\nusage: prox %s\n", argv[0], s, usage);
             return -1;
