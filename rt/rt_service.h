@@ -28,7 +28,8 @@
 
 typedef struct rt_gains {
     double stiffness_n_per_m3;  /* penalty force per unit penetration volume */
-    double margin_m;            /* repulsive force inside this distance when not penetrating */
+    double margin_m;            /* repulsive force inside this distance when not penetrating; while penetrating, its
+                                   full value (margin_stiffness x margin_m) along the volume's push: continuous */
     double margin_stiffness_n_per_m;
     double damping_n_s_per_m;   /* damping on the tool's velocity while in contact/margin */
     double coupling_k_n_per_m;  /* virtual coupling between device and tool */

@@ -94,6 +94,7 @@ struct rt_service {
     int proxy_init;
     int proxy_near;  /* the last cycle measured had something within the margin (RT thread only) */
     int proxy_held;  /* cycles held in a row since (RT thread only) */
+    prox_vec3 contact_nrm; /* the last contact's push direction, unit or zero (RT thread only) */
     prox_vec3 last_force;
     uint64_t last_cycle_ns;
     prox_engine *engine;
@@ -471,11 +472,27 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                             scale = 20;
                         f_contact = prox_v3_scale(r.force, g->stiffness_n_per_m3 * scale);
                         tq_contact = prox_v3_scale(r.torque, g->stiffness_n_per_m3 * g->torque_scale * scale);
+                        /* the margin force stays at its full value (its value
+                         * at distance 0) along the volume's push, so the force
+                         * is continuous where the query turns from distance to
+                         * volume: without it the 2 N a default margin gives at
+                         * the surface fell to the first overlap's ~0 and the
+                         * tool dropped 4 mm into the table before the volume
+                         * caught up. (No direction yet: the last contact's.) */
+                        const double fl = prox_v3_len(r.force);
+                        if (fl > 0)
+                            s->contact_nrm = prox_v3_scale(r.force, 1.0 / fl);
+                        f_contact = prox_v3_madd(f_contact, s->contact_nrm, g->margin_stiffness_n_per_m * g->margin_m);
                         f_contact = prox_v3_madd(f_contact, s->proxy_v, -g->damping_n_s_per_m);
                     } else {
                         distance = r.value;
                         if (r.value < g->margin_m) {
+                            /* (touching, the closest points coincide: the
+                             * last contact's direction) */
                             prox_vec3 nrm = prox_v3_normalize(prox_v3_sub(r.point_b, r.point_a));
+                            if (nrm.x != 0 || nrm.y != 0 || nrm.z != 0)
+                                s->contact_nrm = nrm;
+                            nrm = s->contact_nrm;
                             f_contact = prox_v3_scale(nrm, g->margin_stiffness_n_per_m * (g->margin_m - r.value));
                             f_contact = prox_v3_madd(f_contact, nrm, -g->damping_n_s_per_m * prox_v3_dot(s->proxy_v, nrm));
                             contact = 1;
