@@ -214,12 +214,97 @@ typedef struct refine_best {
     prox_vec3 ea, eb;
 } refine_best;
 
+/* The corner of triangle k of t that x is (t's frame carried by X if
+ * given), within tol; -1 if none. */
+static int corner_at(const prox_ist *t, uint32_t k, const prox_xform *X, prox_vec3 x, double tol)
+{
+    for (int i = 0; i < 3; i++) {
+        prox_vec3 v = X ? prox_xform_point(X, t->verts[t->tris[k][i]]) : t->verts[t->tris[k][i]];
+        if (prox_v3_dist(v, x) <= tol)
+            return i;
+    }
+    return -1;
+}
+
+/* The triangles around corner c of triangle k (its fan) but k and k's
+ * edge-adjacent ones, at most n: around the corner across the edges
+ * through it, in one direction (closed meshes, one winding: back at k).
+ * Returns how many. */
+static int corner_fan(const prox_ist *t, uint32_t k, int c, uint32_t *out, int n)
+{
+    const uint32_t v = t->tris[k][c];
+    uint32_t cur = k, prev = k;
+    int m = 0;
+    for (int step = 0; step < 32 && m < n; step++) {
+        int i = 0;
+        while (i < 3 && t->tris[cur][i] != v)
+            i++;
+        if (i == 3)
+            break;
+        uint32_t next = t->adj[cur][i];
+        if (next == cur || next == prev || next == k)
+            break;
+        if (next != t->adj[k][0] && next != t->adj[k][1] && next != t->adj[k][2])
+            out[m++] = next;
+        prev = cur, cur = next;
+    }
+    return m;
+}
+
+/* A move of the descent that edge-adjacent pairs miss: where a closest
+ * point of pair (ta, tb) (pa, pb, d apart) is a corner of its triangle,
+ * the other triangles around that corner, each first tested against the
+ * other closest point (point to triangle: a pair test costs several times
+ * more), the pair only where that point comes closer than d. The closest
+ * pair below *nd and d goes into the next_ arguments. A corner's fan is
+ * tested once a walk (fan_v: the corners done on A and on B).
+ * The walk's start is where a chain stopped, not always a fixed point of
+ * the projections: elephant's held-out random pose 6 (gen_poses seed 11)
+ * ended at a corner of A and a corner of B whose fan, two triangles on,
+ * held a face 0.6% closer to A's corner; the edge-adjacent moves around
+ * A's corner were all equal, B's all farther. */
+static void corner_step(const prox_pairstate *p, uint32_t ta, uint32_t tb, prox_vec3 pa, prox_vec3 pb, double d, uint32_t fan_v[2],
+                        refine_best *rb, double *nd, uint32_t *next_a, uint32_t *next_b, prox_vec3 *na_p, prox_vec3 *nb_p)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    const double below = d * (1 - 1e-12);
+    for (int side = 0; side < 2; side++) {
+        const prox_ist *t = side ? B : A;
+        const uint32_t k = side ? tb : ta;
+        const int c = corner_at(t, k, side ? &p->b_in_a : NULL, side ? pb : pa, 1e-9 * d);
+        if (c < 0 || t->tris[k][c] == fan_v[side])
+            continue;
+        fan_v[side] = t->tris[k][c];
+        /* the other closest point in t's frame */
+        const prox_vec3 x = side ? prox_xform_point(&p->a_in_b, pa) : pb;
+        uint32_t fan[12];
+        for (int f = 0, n = corner_fan(t, k, c, fan, 12); f < n; f++) {
+            prox_vec3 q, qa, qb;
+            rb->tests++;
+            if (!(ist_point_tri_dist(t, fan[f], x, &q) < below))
+                continue;
+            const uint32_t ca = side ? ta : fan[f], cb = side ? fan[f] : tb;
+            double dn = tri_pair_distance(A, ca, B, cb, &p->b_in_a, &qa, &qb);
+            rb->tests++;
+            if (dn < *nd && dn < below)
+                *nd = dn, *next_a = ca, *next_b = cb, *na_p = qa, *nb_p = qb;
+        }
+    }
+}
+
 /* Local descent over edge-adjacent triangle pairs from (ta, tb): move to
  * the best neighbouring pair while the distance shrinks; equal moves
  * (closest features on a shared edge or vertex form plateaus) at most
  * twice in a row, never straight back: the plateau walk of earlier
  * revisions wandered 16 steps on most queries (82 exact triangle tests per
- * query on knot1 against 7). Keeps the best pair in *rb. */
+ * query on knot1 against 7). Where no neighbour comes closer, a closest
+ * point at a triangle's corner tries the rest of that corner's fan
+ * (corner_step). Measured (errors against FCL's exact distance, the bench
+ * poses and gen_poses seed 11 held-out random and path poses, five
+ * meshes): elephant held-out random max 0.60% -> 0.01%, every other p99
+ * and max as before; callgrind, 40 random / 80 coherent bench poses:
+ * +0.1% to +0.5% instructions (each fan pair tested in full instead: +1%
+ * to +5%). Keeps the best pair in *rb. */
 static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -228,7 +313,7 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
     rb->tests++;
     if (d < rb->d)
         rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
-    uint32_t prev_a = UINT32_MAX, prev_b = UINT32_MAX;
+    uint32_t prev_a = UINT32_MAX, prev_b = UINT32_MAX, fan_v[2] = {UINT32_MAX, UINT32_MAX};
     int flat = 0;
     for (int step = 0; step < 16 && flat < 3; step++) {
         if (past_deadline(p))
@@ -245,6 +330,8 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
             if (dn < nd)
                 nd = dn, next_a = ca, next_b = cb, na_p = qa, nb_p = qb;
         }
+        if (!(nd < d * (1 - 1e-12)))
+            corner_step(p, ta, tb, pa, pb, d, fan_v, rb, &nd, &next_a, &next_b, &na_p, &nb_p);
         if (!(nd <= d * (1 + 1e-12)))
             break;
         flat = nd < d * (1 - 1e-12) ? 0 : flat + 1;
