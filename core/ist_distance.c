@@ -32,9 +32,22 @@ static inline void lanes_load(const prox_ist *t, uint32_t id, const float (*node
     memcpy(L->z, nd->cz, sizeof L->z);
     memcpy(L->r, node_r[id], sizeof L->r);
     memcpy(L->id, nd->child, sizeof L->id);
+#if defined(__SSE2__)
+    const __m128i empty = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)nd->child), _mm_set1_epi32(-1));
+    L->valid = ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(empty)) & 0xfu;
+#else
     L->valid = 0;
     for (int j = 0; j < 4; j++)
         L->valid |= (unsigned)(nd->child[j] != IST_EMPTY) << j;
+#endif
+}
+
+/* the bits 4i+j of a 4x4 pair mask whose lane i is set in `valid` */
+static inline unsigned lane_rows(unsigned valid)
+{
+    static const uint16_t rows[16] = {0x0000, 0x000f, 0x00f0, 0x00ff, 0x0f00, 0x0f0f, 0x0ff0, 0x0fff,
+                                      0xf000, 0xf00f, 0xf0f0, 0xf0ff, 0xff00, 0xff0f, 0xfff0, 0xffff};
+    return rows[valid & 0xfu];
 }
 
 /* child j of a node id (a leaf: itself) in doubles, the inner-sphere
@@ -82,10 +95,7 @@ static inline unsigned mask16_grow(const lanes *a, const lanes *b, float grow)
             hit |= (unsigned)(rr > 0 && dx * dx + dy * dy + dz * dz < rr * rr) << (4 * i + j);
         }
 #endif
-    unsigned vb = b->valid * 0x1111u, va = 0;
-    for (int i = 0; i < 4; i++)
-        va |= (a->valid >> i & 1) * (0xfu << (4 * i));
-    return hit & va & vb;
+    return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
 }
 
 /* the child pairs an expansion of these lanes tests */
@@ -572,10 +582,7 @@ static inline unsigned outer_keys(const lanes *a, const lanes *b, float best, fl
         }
     }
 #endif
-    unsigned va = 0;
-    for (int i = 0; i < 4; i++)
-        va |= (a->valid >> i & 1) * (0xfu << (4 * i));
-    return hit & va & (b->valid * 0x1111u);
+    return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
 }
 
 /* index of a settled place whose spheres lie within the outer radii of

@@ -67,6 +67,16 @@ typedef struct lanes {
 /* carry lanes into A's frame (floats), radii grown by the float margin */
 static inline void lanes_move(const ist_fx *f, lanes *L)
 {
+#if defined(__SSE2__)
+    /* the scalar loop's sums, term by term in the same order */
+    const __m128 x = _mm_loadu_ps(L->x), y = _mm_loadu_ps(L->y), z = _mm_loadu_ps(L->z);
+    for (int i = 0; i < 3; i++) {
+        __m128 s = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(f->r[3 * i]), x), _mm_mul_ps(_mm_set1_ps(f->r[3 * i + 1]), y));
+        s = _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(_mm_set1_ps(f->r[3 * i + 2]), z)), _mm_set1_ps(f->t[i]));
+        _mm_storeu_ps(i == 0 ? L->x : i == 1 ? L->y : L->z, s);
+    }
+    _mm_storeu_ps(L->r, _mm_add_ps(_mm_loadu_ps(L->r), _mm_set1_ps(f->margin)));
+#else
     for (int j = 0; j < 4; j++) {
         float x = L->x[j], y = L->y[j], z = L->z[j];
         L->x[j] = f->r[0] * x + f->r[1] * y + f->r[2] * z + f->t[0];
@@ -74,6 +84,7 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
         L->z[j] = f->r[6] * x + f->r[7] * y + f->r[8] * z + f->t[2];
         L->r[j] += f->margin;
     }
+#endif
 }
 
 /* One child of a node id (slot j of an inner node; a leaf is its own child
