@@ -58,8 +58,10 @@ typedef struct ist_box {
 } ist_box;
 /* The same tree collapsed to four children a node for the queries
  * (derived at build and load, never stored): child oriented boxes as SSE lanes,
- * leaves of up to four triangles as lanes (corner k, axis a in v[3k + a];
- * an empty lane repeats lane 0). */
+ * leaves of up to four triangles as lanes (axis i of a vector in row i; an
+ * empty lane repeats lane 0). A leaf holds what the float kernel needs of
+ * each triangle a, b, c besides the query point, computed at load in
+ * floats as the kernel would compute them (ist_tritree.c, widen_leaf). */
 #define IST_WIDE_LEAF 0x80000000u
 typedef struct ist_wnode {
     float ax[9][4];           /* lane k's box axes: axis i, component c in ax[3i + c][k] */
@@ -67,8 +69,12 @@ typedef struct ist_wnode {
     uint32_t child[4];        /* wide node, IST_WIDE_LEAF | leaf block, or IST_EMPTY */
 } ist_wnode;
 typedef struct ist_wleaf {
-    float v[9][4];
-    uint32_t first, count; /* their range of `order` (leaf order) */
+    float a[3][4], b[3][4];                     /* corners a and b */
+    float ab[3][4], ac[3][4], bc[3][4], n[3][4]; /* b - a, c - a, c - b, ab x ac */
+    float d00[4], d01[4], d11[4], dbc[4];       /* ab . ab, ab . ac, ac . ac, bc . bc */
+    float den[4];                               /* d00 d11 - d01^2 (|n|^2) */
+    uint32_t solid[4];                          /* all ones where den > 1e-6 d00 d11, else 0 */
+    uint32_t first, count;                      /* their range of `order` (leaf order) */
 } ist_wleaf;
 typedef struct ist_tritree {
     ist_box *nodes;
