@@ -533,6 +533,16 @@ int ist_tritree_widen(ist_tritree *g)
     return 0;
 }
 
+/* The query point for the kernels below: each coordinate in all four
+ * lanes, broadcast once a query (SSE), or plain floats. */
+#if defined(__SSE2__)
+typedef __m128 wcoord;
+static inline wcoord wcoord_of(float v) { return _mm_set1_ps(v); }
+#else
+typedef float wcoord;
+static inline wcoord wcoord_of(float v) { return v; }
+#endif
+
 /* Squared distances from p to the four oriented boxes of a wide node (p
  * projected on each box's axes, then as for an axis-aligned box; an empty
  * lane's inverted box: +inf). Against axis-aligned boxes (callgrind, 40
@@ -541,11 +551,11 @@ int ist_tritree_widen(ist_tritree *g)
  * where 26, and IST distance runs 13-22% fewer instructions on bunny00 and
  * armadillo, within +-4% on knot1, fandisk and elephant. Returns the
  * lanes below lim2 as bits (lane k: bit k). */
-static inline unsigned wbox_near(const ist_wnode *W, const float p[3], float lim2, float out[4])
+static inline unsigned wbox_near(const ist_wnode *W, const wcoord p[3], float lim2, float out[4])
 {
 #if defined(__SSE2__)
     const __m128 z = _mm_setzero_ps();
-    const __m128 px = _mm_set1_ps(p[0]), py = _mm_set1_ps(p[1]), pz = _mm_set1_ps(p[2]);
+    const __m128 px = p[0], py = p[1], pz = p[2];
     __m128 s = z;
     for (int a = 0; a < 3; a++) {
         __m128 pa = _mm_add_ps(_mm_add_ps(_mm_mul_ps(px, _mm_loadu_ps(W->ax[3 * a])), _mm_mul_ps(py, _mm_loadu_ps(W->ax[3 * a + 1]))),
@@ -609,10 +619,10 @@ static inline __m128 seg_d2(__m128 apx, __m128 apy, __m128 apz, const float (*e)
     return dot3(qx, qy, qz, qx, qy, qz);
 }
 
-static inline unsigned wleaf_near(const ist_wleaf *L, const float p[3], float lim2, float out[4])
+static inline unsigned wleaf_near(const ist_wleaf *L, const wcoord p[3], float lim2, float out[4])
 {
     const __m128 z = _mm_setzero_ps();
-    const __m128 px = _mm_set1_ps(p[0]), py = _mm_set1_ps(p[1]), pz = _mm_set1_ps(p[2]);
+    const __m128 px = p[0], py = p[1], pz = p[2];
     __m128 apx = _mm_sub_ps(px, row(L->a[0])), apy = _mm_sub_ps(py, row(L->a[1])), apz = _mm_sub_ps(pz, row(L->a[2]));
     __m128 bpx = _mm_sub_ps(px, row(L->b[0])), bpy = _mm_sub_ps(py, row(L->b[1])), bpz = _mm_sub_ps(pz, row(L->b[2]));
     __m128 d00 = row(L->d00), d01 = row(L->d01), d11 = row(L->d11), den = row(L->den);
@@ -643,7 +653,7 @@ static inline float seg_d2f(const float ap[3], const float (*e)[4], int k, float
     return q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
 }
 
-static inline unsigned wleaf_near(const ist_wleaf *L, const float p[3], float lim2, float out[4])
+static inline unsigned wleaf_near(const ist_wleaf *L, const wcoord p[3], float lim2, float out[4])
 {
     unsigned near = 0;
     for (int k = 0; k < 4; k++) {
@@ -676,7 +686,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     *tri = UINT32_MAX;
     if (!g->wide)
         return INFINITY;
-    const float pp[3] = {(float)p.x, (float)p.y, (float)p.z};
+    const wcoord pp[3] = {wcoord_of((float)p.x), wcoord_of((float)p.y), wcoord_of((float)p.z)};
     /* Ranked in floats. delta bounds the float error of a distance here (a
      * few 1e-7 of the coordinates' size); every triangle within delta of
      * the best float distance stays a candidate and the candidates are
