@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "prox_ist.h"
+#include "triangle_internal.h"
 
 #define IST_LEAF 0x80000000u
 #define IST_EMPTY 0xffffffffu
@@ -195,7 +196,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)
 {
     const prox_vec3 *v = t->verts;
-    return sqrt(prox_point_triangle_dist2(p, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], q));
+    return sqrt(point_triangle_dist2(p, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], q));
 }
 
 /* Fill the derived per-sphere and per-node data (sec radii, lbr, nsph,

@@ -12,6 +12,7 @@
 #include <float.h>
 
 #include "prox_mesh.h"
+#include "triangle_internal.h"
 
 /* Closest points of segments p1 + s d1 and p2 + t d2, s, t in [0, 1]
  * (Ericson, Real-Time Collision Detection 5.1.9), with a = |d1|^2 and
@@ -69,70 +70,28 @@ static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, pr
     return seg_seg_pre(p1, d1, prox_v3_dot(d1, d1), p2, d2, prox_v3_dot(d2, d2), c1, c2);
 }
 
+/* the degenerate (zero area) case of point_triangle_dist2: the closest
+ * point of its three edges */
+double point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
+{
+    prox_vec3 best = a, t1, t2;
+    double bd = prox_v3_len2(prox_v3_sub(p, a));
+    const prox_vec3 e0[3] = {a, b, c}, e1[3] = {b, c, a};
+    for (int i = 0; i < 3; i++) {
+        double d = seg_seg(p, p, e0[i], e1[i], &t1, &t2);
+        if (d < bd) {
+            bd = d;
+            best = t2;
+        }
+    }
+    if (closest)
+        *closest = best;
+    return bd;
+}
+
 double prox_point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
 {
-    prox_vec3 ab = prox_v3_sub(b, a), ac = prox_v3_sub(c, a), ap = prox_v3_sub(p, a);
-    prox_vec3 n = prox_v3_cross(ab, ac);
-    double n2 = prox_v3_len2(n);
-    double scale = prox_v3_len2(ab) + prox_v3_len2(ac);
-    prox_vec3 q;
-    if (!(n2 > 1e-24 * scale * scale)) {
-        /* degenerate triangle: closest point on its three edges */
-        prox_vec3 best = a, t1, t2;
-        double bd = prox_v3_len2(ap);
-        const prox_vec3 e0[3] = {a, b, c}, e1[3] = {b, c, a};
-        for (int i = 0; i < 3; i++) {
-            double d = seg_seg(p, p, e0[i], e1[i], &t1, &t2);
-            if (d < bd) {
-                bd = d;
-                best = t2;
-            }
-        }
-        if (closest)
-            *closest = best;
-        return bd;
-    }
-    double d1 = prox_v3_dot(ab, ap), d2 = prox_v3_dot(ac, ap);
-    if (d1 <= 0 && d2 <= 0) {
-        q = a;
-        goto done;
-    }
-    prox_vec3 bp = prox_v3_sub(p, b);
-    double d3 = prox_v3_dot(ab, bp), d4 = prox_v3_dot(ac, bp);
-    if (d3 >= 0 && d4 <= d3) {
-        q = b;
-        goto done;
-    }
-    double vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
-        q = prox_v3_madd(a, ab, d1 / (d1 - d3));
-        goto done;
-    }
-    prox_vec3 cp = prox_v3_sub(p, c);
-    double d5 = prox_v3_dot(ab, cp), d6 = prox_v3_dot(ac, cp);
-    if (d6 >= 0 && d5 <= d6) {
-        q = c;
-        goto done;
-    }
-    double vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
-        q = prox_v3_madd(a, ac, d2 / (d2 - d6));
-        goto done;
-    }
-    double va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
-        q = prox_v3_madd(b, prox_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6)));
-        goto done;
-    }
-    {
-        double denom = 1.0 / (va + vb + vc);
-        double v = vb * denom, w = vc * denom;
-        q = prox_v3_add(a, prox_v3_add(prox_v3_scale(ab, v), prox_v3_scale(ac, w)));
-    }
-done:
-    if (closest)
-        *closest = q;
-    return prox_v3_len2(prox_v3_sub(p, q));
+    return point_triangle_dist2(p, a, b, c, closest);
 }
 
 /* Does segment pq cross the (non-degenerate) triangle T's interior or
@@ -334,7 +293,7 @@ static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double
     for (int i = 0; i < 3; i++) {
         double d;
         if (degQ || sP[i] * sP[i] < best * nQ2) {
-            d = prox_point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
+            d = point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
             if (d < best) {
                 best = d;
                 bp = P[i];
@@ -342,7 +301,7 @@ static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double
             }
         }
         if (degP || sQ[i] * sQ[i] < best * nP2) {
-            d = prox_point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
+            d = point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
             if (d < best) {
                 best = d;
                 bp = c1;
