@@ -33,7 +33,7 @@ typedef struct ist_fx {
     int record;        /* penetration volume: recording a contact front */
     double rec_margin; /* ... of the pairs within this distance */
 } ist_fx;
-#define IST_FX_OFFSET 1792
+#define IST_FX_OFFSET 1968 /* after ist_distance.c's places and projection memo */
 _Static_assert(IST_FX_OFFSET + sizeof(ist_fx) <= PROX_PAIR_SCRATCH, "scratch layout");
 
 static inline ist_fx *pair_fx(const prox_pairstate *p) { return (ist_fx *)((char *)p->scratch + IST_FX_OFFSET); }
