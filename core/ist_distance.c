@@ -461,30 +461,33 @@ static int seen_on_a(const ist_places *pl, uint32_t ta, int round, prox_vec3 qa,
  * projection(s), e = 0.2: -16% to -26%, but armadillo random p99 1.4%,
  * max 50% (the exact first projection is what reaches a thin part's other
  * sheet).
- * Projections are remembered for the rest of the query (ist_places memo,
- * one slot per hash of the point's bits, a later point of the same hash
- * taking the slot over): the chains of neighbouring places land on the
- * same points (a vertex or an edge point of a triangle pair's closest
- * points, carried into the other frame the same way), and such a point's
- * projection is the one found before, bit for bit: the search's answer is
- * the least exact distance among the triangles within the float margin of
- * the best, lowest index at a tie, whatever the bound and hint (they prune
- * only boxes and triangles beyond that margin; with more than eight such
- * near-ties the candidates kept could in principle depend on the visiting
- * order). A remembered point costs one point-triangle test; against the
- * bound as the search would: nothing closer than `bound`, INFINITY. Only
- * complete searches are remembered (not past the deadline). Measured
- * (bench poses, 200 random / 500 coherent a mesh): 8-16% of the
- * projections repeat a point exactly (armadillo random 9.4 of 57 a query,
- * bunny00 8.9 of 103); the same answers bit for bit on all bench and
- * held-out poses; callgrind, 40 random / 80 coherent poses: armadillo
- * -4.0% / -7.3% instructions, elephant -2.0% / -1.5%, bunny00, knot1,
- * fandisk -0.3% to -1.6%; median times within the noise. Measured and not
- * kept: the last 8 projections scanned in a ring (the same hits, the scan
- * costs more); 16 and 32 slots (armadillo -5.1% / -9.0% and -6.1% /
- * -10.5%, bunny00 and knot1 -1.1% to -3.1%) need a larger pair scratch,
- * which the engine clears for every pair of every query. */
-static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_vec3 x, double bound, uint32_t hint,
+ * Projections of points on a surface (memo set) are remembered for the
+ * rest of the query (ist_places memo, one slot per hash of the point's
+ * bits, a later point of the same hash taking the slot over); an inner
+ * sphere's point never recurs and would only evict. The chains of
+ * neighbouring places land on the same points (a vertex or an edge point
+ * of a triangle pair's closest points, carried into the other frame the
+ * same way), and such a point's projection is the one found before, bit
+ * for bit: the search's answer is the least exact distance among the
+ * triangles within the float margin of the best, lowest index at a tie,
+ * whatever the bound and hint (they prune only boxes and triangles beyond
+ * that margin; with more than eight such near-ties the candidates kept
+ * could in principle depend on the visiting order). A remembered point
+ * costs one point-triangle test, against the bound as the search would
+ * (nothing closer than `bound`: INFINITY). Only complete searches are
+ * remembered (not past the deadline). Measured (bench poses, 200 random /
+ * 500 coherent a mesh): 8-16% of the projections repeat a point exactly
+ * (armadillo random 9.4 of 57 a query, bunny00 8.9 of 103); the same
+ * answers bit for bit on all bench and held-out poses; callgrind, 40
+ * random / 80 coherent poses: armadillo -5.0% / -8.5% instructions,
+ * elephant -2.5% / -1.9%, bunny00 -0.7% / -2.0%, knot1 -1.0% / -2.0%,
+ * fandisk -0.6% / -0.6%; median times within the noise. Measured and not
+ * kept, every projection remembered: 0.3-1.2 points less saved; the last 8 in a
+ * ring, scanned (the same hits, the scan costs more); two ways of 4 sets
+ * (no better); 16 and 32 slots (armadillo -5.1% / -9.0% and -6.1% /
+ * -10.5%, bunny00 and knot1 -1.1% to -3.1%), which need a larger pair
+ * scratch, and the engine clears it for every pair of every query. */
+static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_vec3 x, int memo, double bound, uint32_t hint,
                              uint32_t *tri, prox_vec3 *q, uint32_t *tests)
 {
     ist_places *pl = p->scratch;
@@ -493,7 +496,7 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     uint64_t bx, by, bz;
     memcpy(&bx, &x.x, 8), memcpy(&by, &x.y, 8), memcpy(&bz, &x.z, 8);
     const uint32_t k = (uint32_t)(((bx ^ by * 0x9e3779b97f4a7c15u ^ bz * 0xc2b2ae3d27d4eb4fu) * 0x94d049bb133111ebu) >> (64 - IST_MEMO_BITS));
-    if (pl->memo_tri[k] && (pl->memo_tri[k] & IST_MEMO_ON_B) == side && pl->memo_x[k][0] == x.x && pl->memo_x[k][1] == x.y &&
+    if (memo && pl->memo_tri[k] && (pl->memo_tri[k] & IST_MEMO_ON_B) == side && pl->memo_x[k][0] == x.x && pl->memo_x[k][1] == x.y &&
         pl->memo_x[k][2] == x.z) {
         const uint32_t m = (pl->memo_tri[k] & ~IST_MEMO_ON_B) - 1;
         prox_vec3 qm;
@@ -514,7 +517,7 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     double d = ist_tritree_closest(t, x, b, tri, q, tests, p->query->deadline_ns);
     if (d == INFINITY && h < bound)
         d = h, *tri = hint, *q = qh;
-    if (d < INFINITY && *tri < IST_MEMO_ON_B - 1 && !past_deadline(p))
+    if (memo && d < INFINITY && *tri < IST_MEMO_ON_B - 1 && !past_deadline(p))
         pl->memo_x[k][0] = x.x, pl->memo_x[k][1] = x.y, pl->memo_x[k][2] = x.z, pl->memo_tri[k] = (*tri + 1) | side;
     return d;
 }
@@ -548,7 +551,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
     for (int it = 0; it < IST_ROUNDS && !past_deadline(p); it++) {
         uint32_t ta, tb;
         prox_vec3 qa, qb, pa, pb;
-        if (closest_hinted(p, A, x, on_a, ha, &ta, &qa, &rb->tests) == INFINITY)
+        if (closest_hinted(p, A, x, x_on_b || it > 0, on_a, ha, &ta, &qa, &rb->tests) == INFINITY)
             break;
         if (it < IST_ROUNDS - 1 && seen_on_a(pl, ta, it, qa, A->voxel_size)) {
             if (x_on_b || it > 0) {
@@ -558,7 +561,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
             }
             break; /* an earlier chain went on from this triangle of A */
         }
-        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), last, hb, &tb, &qb, &rb->tests) == INFINITY)
+        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), 1, last, hb, &tb, &qb, &rb->tests) == INFINITY)
             break; /* B comes no closer to qa than the last round's pair */
         double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
         rb->tests++;
@@ -736,7 +739,7 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
         /* from A's sphere: its projection onto B starts the chain */
         prox_vec3 xa = len > 0 ? prox_v3_madd(ca, u, ra / len) : ca, qb;
         uint32_t tb;
-        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, xa), INFINITY, B->spheres[j].tri, &tb, &qb, &rb->tests) < INFINITY)
+        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, xa), 0, INFINITY, B->spheres[j].tri, &tb, &qb, &rb->tests) < INFINITY)
             project_chain(p, prox_xform_point(&p->b_in_a, qb), 1, A->spheres[i].tri, tb, rb);
     }
 }
