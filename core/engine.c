@@ -9,7 +9,6 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dpq.h"
 #include "handlers.h"

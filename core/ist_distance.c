@@ -267,7 +267,7 @@ static int corner_fan(const prox_ist *t, uint32_t k, int c, uint32_t *out, int n
  * other closest point (point to triangle: a pair test costs several times
  * more), the pair only where that point comes closer than d. The closest
  * pair below *nd and d goes into the next_ arguments. A corner's fan is
- * tested once a walk (fan_v: the corners done on A and on B).
+ * not tested twice in a row (fan_v: the last corner done on A and on B).
  * The walk's start is where a chain stopped, not always a fixed point of
  * the projections: elephant's held-out random pose 6 (gen_poses seed 11)
  * ended at a corner of A and a corner of B whose fan, two triangles on,

@@ -35,6 +35,7 @@ typedef struct ist_fx {
 } ist_fx;
 #define IST_FX_OFFSET 1968 /* after ist_distance.c's places and projection memo */
 _Static_assert(IST_FX_OFFSET + sizeof(ist_fx) <= PROX_PAIR_SCRATCH, "scratch layout");
+_Static_assert(IST_FX_OFFSET % _Alignof(ist_fx) == 0, "the float frame aligned in the scratch");
 
 static inline ist_fx *pair_fx(const prox_pairstate *p) { return (ist_fx *)((char *)p->scratch + IST_FX_OFFSET); }
 

@@ -594,7 +594,7 @@ static inline unsigned wbox_near(const ist_wnode *W, const wcoord p[3], float li
  * computed at load exactly as this once computed it per query: the same
  * distances bit for bit (bench poses, five meshes: the same triangle tests
  * and answers), 5-7% fewer instructions in IST distance (callgrind, 40
- * random poses: armadillo 25.1M -> 23.2M, knot1 19.6M -> 18.5M), at 376
+ * random poses: armadillo 25.1M -> 23.2M, knot1 19.6M -> 18.5M), at 392
  * bytes a block of four triangles where the corners took 152; median times
  * within the noise of the shared bench machine (-4% to +8%). Measured and
  * not kept: reciprocals of the edge lengths and of |n|^2 stored too, the
@@ -684,7 +684,10 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
-    if (!g->wide)
+    /* beyond the float range (a tree that large; poses stop at
+     * PROX_MAX_TRANSLATION) no ranking: an empty lane's inverted box would
+     * turn NaN and count as near */
+    if (!g->wide || !(fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30))
         return INFINITY;
     const wcoord pp[3] = {wcoord_of((float)p.x), wcoord_of((float)p.y), wcoord_of((float)p.z)};
     /* Ranked in floats. delta bounds the float error of a distance here (a
@@ -736,7 +739,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
                 }
                 int k1 = __builtin_ctz(near);
                 near &= near - 1;
-                if (!near) { /* two: the farther (the later lane at a tie) deferred */
+                if (!near) { /* two: the farther (the earlier lane at a tie) deferred */
                     int nk = d2[k0] < d2[k1] ? k0 : k1, fk = k0 + k1 - nk;
                     if (top < STACK)
                         stack[top] = W->child[fk], sd2[top] = d2[fk], top++;

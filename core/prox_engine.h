@@ -158,8 +158,11 @@ typedef struct prox_result {
     double elapsed_us;
 } prox_result;
 
-/* the largest translation component a pose may have (see prox_query_run) */
-#define PROX_MAX_TRANSLATION 1e100
+/* the largest translation component a pose may have (see prox_query_run):
+ * the inner sphere trees rank in floats, and past about 1e18 their squared
+ * distances overflowed to an "exact" +inf (1e15 is a petametre in metres,
+ * far beyond any scene) */
+#define PROX_MAX_TRANSLATION 1e15
 
 /* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
 typedef struct prox_object_pair {

@@ -392,6 +392,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             s->proxy_x = st.position;
             s->proxy_v = st.linear_velocity;
             s->proxy_init = 1;
+            s->contact_nrm = prox_v3(0, 0, 0); /* a direction from another tool or before a fault is not this one's */
             /* proxy_near keeps the last measured cycle's mark: where the
              * proxy starts over (a fault, a tool change, a tool pose)
              * nothing is measured yet, and if it was near something, a
@@ -478,9 +479,12 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                          * volume: without it the 2 N a default margin gives at
                          * the surface fell to the first overlap's ~0 and the
                          * tool dropped 4 mm into the table before the volume
-                         * caught up. (No direction yet: the last contact's.) */
+                         * caught up. Its direction is the volume force's once
+                         * that is at least the margin force; until then (the
+                         * first overlaps, or a tool so deep that the pushes
+                         * cancel to rounding noise) the last contact's. */
                         const double fl = prox_v3_len(r.force);
-                        if (fl > 0)
+                        if (fl > 0 && g->stiffness_n_per_m3 * scale * fl >= g->margin_stiffness_n_per_m * g->margin_m)
                             s->contact_nrm = prox_v3_scale(r.force, 1.0 / fl);
                         f_contact = prox_v3_madd(f_contact, s->contact_nrm, g->margin_stiffness_n_per_m * g->margin_m);
                         f_contact = prox_v3_madd(f_contact, s->proxy_v, -g->damping_n_s_per_m);
@@ -502,6 +506,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                         s->proxy_held++;
                     else
                         s->proxy_near = contact, s->proxy_held = 0;
+                    if (!contact && !hold_proxy) /* out of contact: the next one finds its own direction */
+                        s->contact_nrm = prox_v3(0, 0, 0);
                 }
             }
         }
@@ -993,13 +999,15 @@ static int name_ok(const char *name, char *err, size_t errlen)
     return 1;
 }
 
+/* finite, and within the engine's reach (PROX_MAX_TRANSLATION: beyond it
+ * every query of the object would fail as bad input, a fault each cycle) */
 static int pose_ok(const prox_xform *p)
 {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             if (!isfinite(p->R.m[i][j]))
                 return 0;
-    return prox_v3_isfinite(p->t);
+    return fabs(p->t.x) <= PROX_MAX_TRANSLATION && fabs(p->t.y) <= PROX_MAX_TRANSLATION && fabs(p->t.z) <= PROX_MAX_TRANSLATION;
 }
 
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)
@@ -1008,7 +1016,7 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         return -1;
     prox_xform x = pose ? *pose : prox_xform_identity();
     if (!pose_ok(&x)) {
-        snprintf(err, errlen, "%s: pose is not finite", name);
+        snprintf(err, errlen, "%s: pose is not finite or translates beyond %g", name, PROX_MAX_TRANSLATION);
         return -1;
     }
     pthread_mutex_lock(&s->ctl_lock);
@@ -1091,7 +1099,7 @@ static int slot_cmd(rt_service *s, const char *name, rt_cmd *c, char *err, size_
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen)
 {
     if (!pose || !pose_ok(pose)) {
-        snprintf(err, errlen, "pose is not finite");
+        snprintf(err, errlen, "pose is not finite or translates beyond %g", PROX_MAX_TRANSLATION);
         return -1;
     }
     rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};

@@ -71,7 +71,9 @@ struct sim_scenario {
 static inline uint64_t sim_period_ns(const sim_scenario *sc) { return rt_period_ns(sc->rate_hz); }
 static inline uint64_t sim_cycles(const sim_scenario *sc)
 {
-    return (uint64_t)floor(sc->duration_s * 1e9 / (double)sim_period_ns(sc)) + 1;
+    /* the duration in whole ns first: 1.001 s / 1 ms in doubles is
+     * 1000.9999999999999, which would lose the cycle at 1.001 s */
+    return (uint64_t)llround(sc->duration_s * 1e9) / sim_period_ns(sc) + 1;
 }
 
 #define SIM_MAX_VOXEL_BLOCK 1000000u /* cells in one voxels event */

@@ -780,14 +780,15 @@ static void test_bad_input(void)
      * PROX_MAX_TRANSLATION (squared distances overflowed: x = 1e300 came
      * back as an "exact" 1.34e154) */
     q = prox_query_default(PROX_QUERY_DISTANCE);
-    prox_xform bad[4];
-    for (int i = 0; i < 4; i++)
+    prox_xform bad[5];
+    for (int i = 0; i < 5; i++)
         bad[i] = prox_xform_identity();
     for (int k = 0; k < 3; k++)
         bad[0].R.m[k][k] = 3.0, bad[1].R.m[k][k] = 0.0;
     bad[2].R.m[2][2] = -1;
     bad[3].t.x = 1e300;
-    for (int i = 0; i < 4; i++) {
+    bad[4].t.y = -2e15; /* an inner sphere tree answered +inf at 1e30, "complete" */
+    for (int i = 0; i < 5; i++) {
         op.pose_b = bad[i];
         CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad pose %d", i);
     }

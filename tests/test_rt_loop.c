@@ -522,6 +522,9 @@ static void test_bad_control_input(void)
     prox_xform bad = prox_xform_identity();
     bad.t.y = NAN;
     CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "finite"), "NaN pose: %s", err);
+    /* beyond the engine's reach: refused here, not a fault every cycle */
+    bad.t.y = 2 * PROX_MAX_TRANSLATION;
+    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "beyond"), "far pose: %s", err);
     CHECK(rt_service_set_tool(svc, "nothing", err, sizeof err) == -1 && strstr(err, "nothing"), "unknown: %s", err);
     CHECK(rt_service_set_budget_us(svc, 5000, err, sizeof err) == -1, "budget over the period refused");
     rt_gains g = cfg.gains;

@@ -131,6 +131,11 @@ static void test_parse_errors(void)
     ok = parse("object a sphere 0.1\ntool a\nat 0 hand 1e-310 0 0\nduration 1.0005\nat 1.0 pose a 0 0 1e-320\n", err, sizeof err);
     CHECK(ok, "%s", err);
     sim_scenario_free(ok);
+    /* a duration a whole number of periods has its last cycle at its end
+     * (1.001 s / 1 ms is 1000.9999999999999 in doubles) */
+    ok = parse("object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nduration 1.001\nat 1.001 forces off\n", err, sizeof err);
+    CHECK(ok, "%s", err);
+    sim_scenario_free(ok);
 }
 
 /* the same scenario twice: the same telemetry bit for bit (query times

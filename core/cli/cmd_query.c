@@ -98,11 +98,16 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
                 }
                 qa->rel_err = v;
             }
-            else if (v > 1e8) {
-                fprintf(stderr, "prox %s: --spheres is at most 100000000, got '%s'\n", argv[0], argv[i]);
-                return -1;
-            } else
+            else if (!strcmp(s, "--spheres")) {
+                if (v > 1e8) {
+                    fprintf(stderr, "prox %s: --spheres is at most 100000000, got '%s'\n", argv[0], argv[i]);
+                    return -1;
+                }
                 qa->spheres = (int)v;
+            } else {
+                fprintf(stderr, "prox %s: %s is not handled\n", argv[0], s); /* a name in takes_value() missing here */
+                return -1;
+            }
         } else if (s[0] == '-' && s[1] == '-') {
             fprintf(stderr, "prox %s: unknown option '%s'\nusage: prox %s\n", argv[0], s, usage);
             return -1;
@@ -152,6 +157,11 @@ static int read_poses(const char *path, prox_xform **out, size_t *count)
         }
         if (r == 0)
             continue;
+        if (!(fabs(x.t.x) <= PROX_MAX_TRANSLATION && fabs(x.t.y) <= PROX_MAX_TRANSLATION && fabs(x.t.z) <= PROX_MAX_TRANSLATION)) {
+            fprintf(stderr, "prox: %s:%d: a translation beyond %g (the queries' reach)\n", path, lineno, PROX_MAX_TRANSLATION);
+            rc = -1;
+            break;
+        }
         if (n == cap) {
             prox_xform *nv = realloc(v, sizeof *v * (cap *= 2));
             if (!nv) {
