@@ -95,20 +95,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "subdivide: out of memory\n");
             return 1;
         }
-    FILE *f = fopen(argv[2], "w");
-    if (!f) {
-        perror(argv[2]);
-        return 1;
-    }
-    fprintf(f, "OFF\n%u %u 0\n", nv, nt);
-    for (uint32_t i = 0; i < nv; i++)
-        fprintf(f, "%.17g %.17g %.17g\n", v[i].x, v[i].y, v[i].z);
-    for (uint32_t i = 0; i < nt; i++)
-        fprintf(f, "3 %u %u %u\n", t[i][0], t[i][1], t[i][2]);
-    if (fclose(f) != 0) {
-        perror(argv[2]);
-        return 1;
-    }
+    prox_mesh out = {.vertex_count = nv, .triangle_count = nt, .vertices = v, .triangles = t};
+    char why[512];
+    int rc = prox_mesh_write_off(&out, argv[2], why, sizeof why);
+    if (rc != 0)
+        fprintf(stderr, "subdivide: %s\n", why);
     free(v), free(t);
-    return 0;
+    return rc != 0;
 }

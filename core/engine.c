@@ -34,6 +34,7 @@ struct prox_ctx {
     prox_vec3 best_pa, best_pb; /* world, caller order */
     int have_best;
     int done;
+    int deadline_seen; /* a handler found the deadline passed (prox_ctx_deadline_passed) */
     int overlap;
     double dropped_min_key;
     double dropped_est, dropped_ub;
@@ -174,6 +175,8 @@ int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
 }
 
 double prox_ctx_best(const prox_ctx *c) { return c->best; }
+
+void prox_ctx_deadline_passed(prox_ctx *c) { c->deadline_seen = 1; }
 
 void prox_ctx_note_unsettled(prox_ctx *c, double key)
 {
@@ -329,7 +332,7 @@ static int bad_xform(const prox_xform *x)
 {
     /* (a NaN or inf fails every one of these compares: the rotation test's
      * defect becomes NaN) */
-    if (!(fabs(x->t.x) <= PROX_MAX_TRANSLATION && fabs(x->t.y) <= PROX_MAX_TRANSLATION && fabs(x->t.z) <= PROX_MAX_TRANSLATION))
+    if (!prox_translation_ok(x->t))
         return 1;
     return !prox_m3_is_rotation(&x->R);
 }
@@ -448,7 +451,7 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
     int deadline_hit = 0;
     prox_item it;
     const double rel = 1.0 - q->rel_err;
-    while (!c->done) {
+    while (!c->done && !(deadline_hit = c->deadline_seen)) {
         if (q->deadline_ns && ++since_check >= check_every) {
             since_check = 0;
             if (prox_now_ns() >= q->deadline_ns) {

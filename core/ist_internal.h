@@ -180,7 +180,7 @@ int ist_outer_build(prox_ist *t);
  * primary bounding radii (dr). No allocation or recursion: a stack of 256
  * holds any tree up to 84 levels deep (the builds' are 6-10); past it
  * branches are skipped, and the sphere is a near one, not the nearest. */
-uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3]);
+uint32_t ist_nearest_sphere(const prox_ist *t, prox_vec3 p);
 int ist_outer_lanes(prox_ist *t);
 void ist_tritree_free(ist_tritree *g);
 /* Closest point of the surface to p (mesh frame), searching only closer
@@ -188,9 +188,10 @@ void ist_tritree_free(ist_tritree *g);
  * *closest, or INFINITY with *tri = UINT32_MAX when nothing is closer than
  * bound. Adds the triangles tested to *tests. No allocation. deadline_ns
  * (0: none; CLOCK_MONOTONIC): past it the search stops and answers with the
- * closest triangle found so far (a real one, not necessarily the closest). */
+ * closest triangle found so far (a real one, not necessarily the closest)
+ * and sets *cut (if given; left alone otherwise). */
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
-                           uint64_t deadline_ns);
+                           uint64_t deadline_ns, int *cut);
 
 /* distance from p to triangle `tri` of t (t's frame), its closest point in *q */
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)

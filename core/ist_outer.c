@@ -30,7 +30,7 @@
 
 #include "ist_internal.h"
 
-uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3])
+uint32_t ist_nearest_sphere(const prox_ist *t, prox_vec3 p)
 {
     /* the children of a popped record go on the stack farthest first, so
      * the nearest is visited first, each pruned when popped: the order and
@@ -44,7 +44,7 @@ uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3])
             continue;
         if (id & IST_LEAF) {
             const ist_sphere *q = &t->spheres[id & ~IST_LEAF];
-            double dx = p[0] - q->x, dy = p[1] - q->y, dz = p[2] - q->z;
+            double dx = p.x - q->x, dy = p.y - q->y, dz = p.z - q->z;
             double d = sqrt(dx * dx + dy * dy + dz * dz) - q->r;
             if (d < best)
                 best = d, which = id & ~IST_LEAF;
@@ -56,7 +56,7 @@ uint32_t ist_nearest_sphere(const prox_ist *t, const double p[3])
         for (int j = 0; j < 4; j++) {
             if (nd->child[j] == IST_EMPTY)
                 continue;
-            double dx = p[0] - nd->cx[j], dy = p[1] - nd->cy[j], dz = p[2] - nd->cz[j];
+            double dx = p.x - nd->cx[j], dy = p.y - nd->cy[j], dz = p.z - nd->cz[j];
             double k = sqrt(dx * dx + dy * dy + dz * dz) - t->dr[id][j];
             int a = m++;
             while (a > 0 && k4[a - 1] > k) /* insertion: nearest first */
@@ -89,7 +89,7 @@ static void cover_piece(cover_ctx *cv, const double (*V)[3], int n)
     for (int q = 0; q < n; q++)
         for (int k = 0; k < 3; k++)
             cen[k] += V[q][k] / n;
-    const uint32_t s = ist_nearest_sphere(t, cen);
+    const uint32_t s = ist_nearest_sphere(t, prox_v3(cen[0], cen[1], cen[2]));
     const ist_sphere *q = &t->spheres[s];
     for (int v = 0; v < n && cv->orad; v++) {
         double dx = V[v][0] - q->x, dy = V[v][1] - q->y, dz = V[v][2] - q->z;

@@ -680,7 +680,7 @@ static inline unsigned wleaf_near(const ist_wleaf *L, const wcoord p[3], float l
 #endif
 
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
-                           uint64_t deadline_ns)
+                           uint64_t deadline_ns, int *cut)
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
@@ -724,8 +724,11 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     uint32_t ref = 0; /* the node visited next (the root first) */
     for (;;) {
         /* out of time: answer with what was found (a clock read every 32 visits) */
-        if (deadline_ns && (++visits & 31) == 0 && n_cand > 0 && prox_now_ns() >= deadline_ns)
+        if (deadline_ns && (++visits & 31) == 0 && n_cand > 0 && prox_now_ns() >= deadline_ns) {
+            if (cut)
+                *cut = 1;
             break;
+        }
         float d2[4];
         if (!(ref & IST_WIDE_LEAF)) {
             const ist_wnode *W = &g->wide[ref];

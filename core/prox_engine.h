@@ -163,6 +163,11 @@ typedef struct prox_result {
  * distances overflowed to an "exact" +inf (1e15 is a petametre in metres,
  * far beyond any scene) */
 #define PROX_MAX_TRANSLATION 1e15
+/* every component of t finite and within PROX_MAX_TRANSLATION */
+static inline int prox_translation_ok(prox_vec3 t)
+{
+    return fabs(t.x) <= PROX_MAX_TRANSLATION && fabs(t.y) <= PROX_MAX_TRANSLATION && fabs(t.z) <= PROX_MAX_TRANSLATION;
+}
 
 /* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
 typedef struct prox_object_pair {
@@ -293,6 +298,10 @@ int prox_ctx_push_vol(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_
  * the query's max_distance (handlers prune against it alike; an offer at or
  * beyond the range is not kept). */
 double prox_ctx_best(const prox_ctx *c);
+/* A handler that read the clock past the query's deadline: the traversal
+ * stops after this expansion, as at the engine's own clock check (push
+ * back what the handler left unexplored first, so the bounds cover it). */
+void prox_ctx_deadline_passed(prox_ctx *c);
 /* Report an exact leaf-pair distance with witness points in A's local frame.
  * d <= 0 means overlap. */
 void prox_ctx_offer_distance(prox_ctx *c, const prox_pairstate *p, double d, prox_vec3 pa, prox_vec3 pb, uint32_t la,

@@ -92,8 +92,8 @@ struct rt_service {
     double ramp;     /* 0..1 */
     prox_vec3 proxy_x, proxy_v;
     int proxy_init;
-    int proxy_near;  /* the last cycle measured had something within the margin (RT thread only) */
-    int proxy_held;  /* cycles held in a row since (RT thread only) */
+    int proxy_hold_left; /* cycles the proxy may still hold: RT_PROXY_HOLD_MAX after a cycle that measured something
+                            within the margin, one less each cycle held, 0 from free space (RT thread only) */
     prox_vec3 contact_nrm; /* the last contact's push direction, unit or zero (RT thread only) */
     prox_vec3 last_force;
     uint64_t last_cycle_ns;
@@ -393,7 +393,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             s->proxy_v = st.linear_velocity;
             s->proxy_init = 1;
             s->contact_nrm = prox_v3(0, 0, 0); /* a direction from another tool or before a fault is not this one's */
-            /* proxy_near keeps the last measured cycle's mark: where the
+            /* proxy_hold_left keeps the last measured cycle's mark: where the
              * proxy starts over (a fault, a tool change, a tool pose)
              * nothing is measured yet, and if it was near something, a
              * query that finds nothing holds it (at most RT_PROXY_HOLD_MAX
@@ -461,7 +461,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                      * machine (an ASan build: obstacles.sim) whose queries in
                      * free space end at the budget finding nothing that
                      * close would hold the proxy for good. */
-                    hold_proxy = incomplete && none_found && s->proxy_near && s->proxy_held < RT_PROXY_HOLD_MAX;
+                    hold_proxy = incomplete && none_found && s->proxy_hold_left > 0;
                     if (r.flags & PROX_RESULT_OVERLAP) {
                         contact = 1;
                         distance = 0;
@@ -503,9 +503,9 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                         }
                     }
                     if (hold_proxy)
-                        s->proxy_held++;
+                        s->proxy_hold_left--;
                     else
-                        s->proxy_near = contact, s->proxy_held = 0;
+                        s->proxy_hold_left = contact ? RT_PROXY_HOLD_MAX : 0;
                     if (!contact && !hold_proxy) /* out of contact: the next one finds its own direction */
                         s->contact_nrm = prox_v3(0, 0, 0);
                 }
@@ -753,7 +753,8 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
         !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > RT_MAX_OBJECTS || c.cpu_latency_us < -1 ||
         !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz)) {
         snprintf(err, errlen,
-                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..4096 objects, CPU latency -1 or more, voxel budget above 0 and below the period)");
+                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period)",
+                 (unsigned)RT_MAX_OBJECTS);
         return NULL;
     }
     const char *why = gains_fit(&c.gains, &dev->info);
@@ -954,11 +955,11 @@ void rt_service_destroy(rt_service *s)
 
 /* ---- control (non-RT) ---- */
 
-/* Before the loop runs, commands are applied directly (same code). */
 /* a loop drains the command and voxel queues: the RT thread, or the
  * caller's rt_service_step (lockstep); before either, updates apply at once */
 static int loop_owns_queues(rt_service *s) { return atomic_load(&s->running) || s->lockstep; }
 
+/* Before the loop runs, commands are applied directly (same code). */
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
     if (!loop_owns_queues(s)) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
@@ -1007,7 +1008,7 @@ static int pose_ok(const prox_xform *p)
         for (int j = 0; j < 3; j++)
             if (!isfinite(p->R.m[i][j]))
                 return 0;
-    return fabs(p->t.x) <= PROX_MAX_TRANSLATION && fabs(p->t.y) <= PROX_MAX_TRANSLATION && fabs(p->t.z) <= PROX_MAX_TRANSLATION;
+    return prox_translation_ok(p->t);
 }
 
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)

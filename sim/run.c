@@ -259,16 +259,17 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
          * and queued below part by part, never holding the others back.
          * (Within a step the order of commands and voxel parts does not
          * matter: the cycle applies its commands first either way.) */
-        for (uint32_t cmds = 0; !rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + 1e-12 && cmds < cfg.max_cmds_per_cycle; next_ev++) {
+        for (uint32_t cmds = 0; !rc && next_ev < sc->nev && sc->ev[next_ev].t <= t + SIM_EVENT_TOL_S && cmds < cfg.max_cmds_per_cycle; next_ev++) {
             const sim_event *e = &sc->ev[next_ev];
             if (e->type == SEV_VOXELS)
                 continue;
             rc = apply_command(svc, sc, e, err, errlen), cmds++;
             /* a removal ends its map's earlier blocks: their cells not yet
              * queued go with the map (file order: set, then removed) */
-            for (uint32_t i = first_open; !rc && e->type == SEV_REMOVE && i < next_ev; i++)
-                if (sc->ev[i].type == SEV_VOXELS && !strcmp(sc->ev[i].name, e->name))
-                    vox_done[i] = block_cells(&sc->ev[i]);
+            if (!rc && e->type == SEV_REMOVE)
+                for (uint32_t i = first_open; i < next_ev; i++)
+                    if (sc->ev[i].type == SEV_VOXELS && !strcmp(sc->ev[i].name, e->name))
+                        vox_done[i] = block_cells(&sc->ev[i]);
         }
         /* the started blocks, in order, never more than the voxel queue has
          * room for: the loop applies what its real-time voxel budget

@@ -490,7 +490,7 @@ static int check_names(parser *p)
     for (uint32_t i = 0; i < sc->nev && !rc; i++) {
         const sim_event *e = &sc->ev[i];
         p->line = e->line;
-        if (e->t > last_s + 1e-12) /* the runner's tolerance: never applied */
+        if (e->t > last_s + SIM_EVENT_TOL_S) /* never applied */
             rc = fail(p, "at %g s is after the scenario's end (its last cycle is at %.9g s, duration %g s)", e->t, last_s,
                       sc->duration_s);
         else if (e->type == SEV_BUDGET && e->v > 1e6 / sc->rate_hz)

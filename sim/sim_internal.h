@@ -66,6 +66,10 @@ struct sim_scenario {
     uint32_t nex;
 };
 
+/* an event applies at the first cycle at or after its time, within this
+ * (the runner, and the parser's check that some cycle takes it) */
+#define SIM_EVENT_TOL_S 1e-12
+
 /* the loop's period, and how many cycles a run has: the first at time 0,
  * the last at or before the duration */
 static inline uint64_t sim_period_ns(const sim_scenario *sc) { return rt_period_ns(sc->rate_hz); }

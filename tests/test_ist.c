@@ -1345,14 +1345,14 @@ static void test_closest_point_tree(void)
         double want = mesh_surface_dist(m, p);
         uint32_t tri, tests = 0;
         prox_vec3 q;
-        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, &tests, 0);
+        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, &tests, 0, NULL);
         CHECK(fabs(got - want) <= 1e-12 * (1 + want), "closest %.17g vs brute force %.17g", got, want);
         CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= 1e-12, "witness on triangle %u", tri);
         CHECK(tests < m->triangle_count / 4, "pruned: %u of %u triangles tested", tests, m->triangle_count);
-        CHECK(ist_tritree_closest(t, p, want * 0.999, &tri, &q, NULL, 0) == INFINITY && tri == UINT32_MAX,
+        CHECK(ist_tritree_closest(t, p, want * 0.999, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
               "nothing closer than the bound");
         /* past its deadline the search answers with a real triangle found so far */
-        double late = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 1);
+        double late = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 1, NULL);
         const prox_vec3 *v = m->vertices;
         const uint32_t *tv = tri < m->triangle_count ? m->triangles[tri] : NULL;
         CHECK(tv && late >= want - 1e-12 && fabs(sqrt(prox_point_triangle_dist2(p, v[tv[0]], v[tv[1]], v[tv[2]], NULL)) - late) <= 1e-12,
@@ -1406,7 +1406,7 @@ static void test_slivers(void)
         double want = mesh_surface_dist(m, p);
         uint32_t tri;
         prox_vec3 q;
-        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 0);
+        double got = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 0, NULL);
         CHECK(fabs(got - want) <= 1e-12 * (1 + want), "closest %.17g vs brute force %.17g at (%g, %g, %g)", got, want, p.x, p.y, p.z);
         CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= 1e-12, "witness on triangle %u", tri);
         int on_edge = 0;

@@ -240,6 +240,23 @@ out:
     prox_mesh_free(m);
 }
 
+/* where a saved tree's node records begin: magic and version, 8 counts,
+ * 16 bytes, 9 doubles, 4 bytes (ist_io.c) */
+#define IST_NODES_AT ((size_t)(8 + 8 * 4 + 16 + 9 * 8 + 4))
+
+/* set the CRC of a .ist image of n bytes (its last 4, over all but the
+ * first 8 and the last 4) and write it to dst; 1 when all of it was written */
+static int write_with_crc(const char *dst, unsigned char *b, size_t n)
+{
+    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(n - 12));
+    memcpy(b + n - 4, &crc, 4);
+    FILE *f = fopen(dst, "wb");
+    int ok = f && fwrite(b, 1, n, f) == n;
+    if (f)
+        fclose(f);
+    return ok;
+}
+
 /* patch a saved file at `off` with `len` bytes and fix its CRC */
 static void write_patched(const char *src, const char *dst, size_t off, const void *bytes, size_t len)
 {
@@ -249,11 +266,7 @@ static void write_patched(const char *src, const char *dst, size_t off, const vo
     if (!b)
         return;
     memcpy(b + off, bytes, len);
-    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(size - 12));
-    memcpy(b + size - 4, &crc, 4);
-    FILE *f = fopen(dst, "wb");
-    CHECK(fwrite(b, 1, (size_t)size, f) == (size_t)size, "write patched");
-    fclose(f);
+    CHECK(write_with_crc(dst, b, size), "write patched");
     free(b);
 }
 
@@ -286,7 +299,7 @@ static void test_file_indices(void)
     prox_ist *u = NULL;
     CHECK(prox_ist_load(good, &u, err, sizeof err) == 0 && u, "load: %s", err);
     prox_ist_free(u);
-    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, child_at = offsetof(ist_node, child);
+    const size_t nodes_at = IST_NODES_AT, child_at = offsetof(ist_node, child);
     const size_t spheres_at = nodes_at + sizeof(ist_node) * t->node_count;
     const size_t tris_at = spheres_at + sizeof(ist_sphere) * t->sphere_count + sizeof(prox_vec3) * t->vert_count;
     const size_t adj_at = tris_at + sizeof(uint32_t[3]) * t->tri_count + 4;
@@ -372,7 +385,7 @@ static void test_file_tree_shape(void)
     if (!t)
         return;
     const size_t root_at = 8 + 6 * 4, root_leaves_at = 8 + 7 * 4, root_r_at = 8 + 8 * 4 + 12, voxel_at = 8 + 8 * 4 + 16 + 2 * 8;
-    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4;
+    const size_t nodes_at = IST_NODES_AT;
     /* the root's inner children a and b, and two leaf slots (node la,
      * slot ja; node lb, slot jb) */
     const ist_node *r = &t->nodes[t->tree.root];
@@ -514,7 +527,7 @@ static void write_chain(const char *good, const char *bad, const prox_ist *t, ui
 {
     size_t size;
     unsigned char *b = check_read_file(good, &size);
-    const size_t nodes_at = 8 + 8 * 4 + 16 + 9 * 8 + 4, was = sizeof(ist_node) * t->node_count, now = sizeof(ist_node) * K;
+    const size_t nodes_at = IST_NODES_AT, was = sizeof(ist_node) * t->node_count, now = sizeof(ist_node) * K;
     CHECK(b != NULL && size > nodes_at + was, "read back");
     if (!b || size <= nodes_at + was) {
         free(b);
@@ -528,12 +541,7 @@ static void write_chain(const char *good, const char *bad, const prox_ist *t, ui
     memcpy(o + 8 + 2 * 4, &K, 4); /* the header's node count */
     memcpy(o + nodes_at, nd, now);
     memcpy(o + nodes_at + now, b + nodes_at + was, size - nodes_at - was);
-    uint32_t crc = (uint32_t)crc32(0L, o + 8, (uInt)(n - 12));
-    memcpy(o + n - 4, &crc, 4);
-    FILE *f = fopen(bad, "wb");
-    CHECK(f && fwrite(o, 1, n, f) == n, "write the chain");
-    if (f)
-        fclose(f);
+    CHECK(write_with_crc(bad, o, n), "write the chain");
     free(nd);
     free(o);
     free(b);

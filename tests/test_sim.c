@@ -8,15 +8,15 @@
 #include "rt_service.h"
 #include "sim.h"
 
-/* a ball pressed onto a table: the hand aims 3 cm below the top */
-#define PRESS_SCENE                                                                                                  \
+/* a 2 cm ball over a table (no hand waypoints yet); the press: the hand
+ * aims 3 cm below the top */
+#define BALL_OVER_TABLE                                                                                              \
     "object table box 0.25 0.25 0.02 at 0 0 -0.02\n"                                                                \
     "object ball sphere 0.02 2\n"                                                                                   \
     "tool ball\n"                                                                                                   \
     "budget_us 200000   # every query completes: the run is deterministic\n"                                      \
-    "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"                                            \
-    "at 0 hand 0 0 0.06\n"                                                                                          \
-    "at 1 hand 0 0 -0.01\n"
+    "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
+#define PRESS_SCENE BALL_OVER_TABLE "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.01\n"
 
 /* a 3 cm box tool 35 mm over a table's top (z = 0) */
 #define BOX_OVER_TABLE "object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
@@ -391,9 +391,7 @@ static void test_margin_to_volume_continuous(void)
     char p[64];
     snprintf(p, sizeof p, "/tmp/test_sim_%d_c.rec", (int)getpid());
     sim_report r;
-    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\ntool ball\nbudget_us 200000\n"
-                 "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
-                 "at 0 hand 0 0 0.03\nat 5 hand 0 0 0\nduration 5\n",
+    if (run_text(BALL_OVER_TABLE "at 0 hand 0 0 0.03\nat 5 hand 0 0 0\nduration 5\n",
                  p, &r))
         return;
     static rec_line a[5100];

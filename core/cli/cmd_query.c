@@ -157,7 +157,7 @@ static int read_poses(const char *path, prox_xform **out, size_t *count)
         }
         if (r == 0)
             continue;
-        if (!(fabs(x.t.x) <= PROX_MAX_TRANSLATION && fabs(x.t.y) <= PROX_MAX_TRANSLATION && fabs(x.t.z) <= PROX_MAX_TRANSLATION)) {
+        if (!prox_translation_ok(x.t)) {
             fprintf(stderr, "prox: %s:%d: a translation beyond %g (the queries' reach)\n", path, lineno, PROX_MAX_TRANSLATION);
             rc = -1;
             break;
