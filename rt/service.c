@@ -1000,15 +1000,14 @@ static int name_ok(const char *name, char *err, size_t errlen)
     return 1;
 }
 
-/* finite, and within the engine's reach (PROX_MAX_TRANSLATION: beyond it
- * every query of the object would fail as bad input, a fault each cycle) */
+/* finite, within the engine's reach (PROX_MAX_TRANSLATION) and a rotation
+ * (prox_m3_is_rotation): the engine refuses any other pose as bad input, so
+ * an object posed so would fault every cycle. The error names what is wrong. */
+#define POSE_ERR "pose must be finite, translate at most %g and rotate (R orthonormal, det +1)"
 static int pose_ok(const prox_xform *p)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            if (!isfinite(p->R.m[i][j]))
-                return 0;
-    return prox_translation_ok(p->t);
+    /* a NaN or inf in R makes the rotation test's defect NaN: refused */
+    return prox_translation_ok(p->t) && prox_m3_is_rotation(&p->R);
 }
 
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)
@@ -1017,7 +1016,7 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         return -1;
     prox_xform x = pose ? *pose : prox_xform_identity();
     if (!pose_ok(&x)) {
-        snprintf(err, errlen, "%s: pose is not finite or translates beyond %g", name, PROX_MAX_TRANSLATION);
+        snprintf(err, errlen, "%s: " POSE_ERR, name, PROX_MAX_TRANSLATION);
         return -1;
     }
     pthread_mutex_lock(&s->ctl_lock);
@@ -1100,7 +1099,7 @@ static int slot_cmd(rt_service *s, const char *name, rt_cmd *c, char *err, size_
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen)
 {
     if (!pose || !pose_ok(pose)) {
-        snprintf(err, errlen, "pose is not finite or translates beyond %g", PROX_MAX_TRANSLATION);
+        snprintf(err, errlen, POSE_ERR, PROX_MAX_TRANSLATION);
         return -1;
     }
     rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};

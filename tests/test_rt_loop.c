@@ -522,9 +522,27 @@ static void test_bad_control_input(void)
     prox_xform bad = prox_xform_identity();
     bad.t.y = NAN;
     CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "finite"), "NaN pose: %s", err);
-    /* beyond the engine's reach: refused here, not a fault every cycle */
+    /* beyond the engine's reach, or no rotation: refused here, not a fault
+     * every cycle (the engine's bad_xform refuses both) */
     bad.t.y = 2 * PROX_MAX_TRANSLATION;
-    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "beyond"), "far pose: %s", err);
+    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "at most"), "far pose: %s", err);
+    const double not_rot[3][3][3] = {
+        {{3, 0, 0}, {0, 3, 0}, {0, 0, 3}},     /* a scale */
+        {{1, 0, 0}, {0, 1, 0}, {0, 0, -1}},    /* a mirror: orthonormal, det -1 */
+        {{1, 0, 0}, {0, NAN, 0}, {0, 0, 1}},   /* not finite */
+    };
+    for (int k = 0; k < 3; k++) {
+        prox_xform r = prox_xform_identity();
+        memcpy(r.R.m, not_rot[k], sizeof r.R.m);
+        err[0] = 0;
+        CHECK(rt_service_set_pose(svc, "nothing", &r, err, sizeof err) == -1 && strstr(err, "rotate"), "R %d: %s", k, err);
+        rt_object o = {0};
+        CHECK(rt_service_add_object(svc, "r", &o, &r, err, sizeof err) == -1 && strstr(err, "r: pose"), "add, R %d: %s", k, err);
+    }
+    /* a rotation passes the pose check (and then finds no such object) */
+    prox_xform turn = prox_xform_identity();
+    turn.R.m[0][0] = 0, turn.R.m[0][1] = -1, turn.R.m[1][0] = 1, turn.R.m[1][1] = 0;
+    CHECK(rt_service_set_pose(svc, "nothing", &turn, err, sizeof err) == -1 && strstr(err, "no object"), "turn: %s", err);
     CHECK(rt_service_set_tool(svc, "nothing", err, sizeof err) == -1 && strstr(err, "nothing"), "unknown: %s", err);
     CHECK(rt_service_set_budget_us(svc, 5000, err, sizeof err) == -1, "budget over the period refused");
     rt_gains g = cfg.gains;
