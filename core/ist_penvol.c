@@ -327,8 +327,8 @@ static void push_vol(prox_ctx *c, const prox_pairstate *p, const kid *a, const k
          * query the same on knot1, fandisk and bunny00 (7.1%, 7.1%, 4.5%
          * at 200 us); what is left at a cut is in the queued pairs.) */
         ist_fx *f = pair_fx(p);
-        if (!f->late && (++f->tick & 3) == 0)
-            past_deadline(p); /* a clock read every 4 pushes (~0.1 us each) */
+        if (!f->late && (++f->tick & 3) == 0 && past_deadline(p)) /* a clock read every 4 pushes (~0.1 us each) */
+            prox_ctx_deadline_passed(c); /* the engine stops after this expansion */
         if (!f->late)
             est = expected_vol1(p, a->id, b->id);
         key = -(lens - est);
@@ -616,6 +616,10 @@ static void penvol_dfs(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32
             }
             if (record)
                 prox_front_invalidate(p); /* not a complete front */
+            /* the engine stops after this expansion: it reads the clock
+             * only every few pops, and each pair popped meanwhile would run
+             * PV_CLOCK_EVERY expansions before this check cut it again */
+            prox_ctx_deadline_passed(c);
             break;
         }
         st.n--;

@@ -1550,6 +1550,39 @@ static void test_penvol_front_correct(void)
     prox_mesh_free(mb);
 }
 
+/* A handler that finds the deadline passed stops the query: the engine
+ * reads its own clock only every check_every pops, and before it did, every
+ * pair popped in between still ran its depth-first expansions (with
+ * check_every at its maximum the budgeted query did the whole traversal,
+ * reported complete). */
+static void test_penvol_cut_stops_query(void)
+{
+    /* a torus against itself moved a little: many small overlapping pairs
+     * (a ball's central sphere would contain most of them at once) */
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    prox_ist *A = build(m, 600);
+    prox_xform xb = prox_xform_from_pose(prox_v3(0.03, 0.02, 0.01), prox_quat_identity());
+    prox_result full = run(prox_ist_tree(A), prox_ist_tree(A), xb, prox_query_default(PROX_QUERY_PENVOL), NULL);
+    CHECK(full.complete && full.expansions > 200, "full query: %llu expansions", (unsigned long long)full.expansions);
+    int cut = 0;
+    for (int us = 5; us <= 80; us *= 4) {
+        prox_query bq = prox_query_default(PROX_QUERY_PENVOL);
+        bq.check_every = UINT32_MAX; /* the engine reads the clock once, at its first pop */
+        bq.deadline_ns = prox_now_ns() + (uint64_t)us * 1000u;
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(A), xb, bq, NULL);
+        if (r.elapsed_us > 2.0 * full.elapsed_us)
+            continue; /* the machine stalled this run: no evidence either way */
+        CHECK(r.lower <= full.value * (1 + 1e-5) && r.upper >= full.value * (1 - 1e-5), "%d us: [%g, %g] brackets %g", us, r.lower,
+              r.upper, full.value);
+        CHECK(!r.complete && r.expansions < full.expansions / 2, "%d us: complete %d after %llu of %llu expansions", us, r.complete,
+              (unsigned long long)r.expansions, (unsigned long long)full.expansions);
+        cut += r.expansions > 0;
+    }
+    CHECK(cut > 0 || full.elapsed_us < 100, "no budget got past the engine's first clock read (full query %.0f us)", full.elapsed_us);
+    prox_ist_free(A);
+    prox_mesh_free(m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1575,6 +1608,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_thin_shell);
     RUN_TEST(test_force_continuity_and_combined);
     RUN_TEST(test_penvol_front_correct);
+    RUN_TEST(test_penvol_cut_stops_query);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
     return check_summary(argv[0]);
