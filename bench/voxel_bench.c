@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bvh_internal.h"
 #include "prox.h"
@@ -24,12 +23,7 @@
 #define ROOM_Y 6.0
 #define ROOM_Z 1.0
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now_s(void) { return 1e-9 * (double)prox_now_ns(); }
 
 
 /* The room's true content (metres, map frame = room corner at the origin):

@@ -72,7 +72,7 @@ static double seg_seg(prox_vec3 p1, prox_vec3 q1, prox_vec3 p2, prox_vec3 q2, pr
 
 /* the degenerate (zero area) case of point_triangle_dist2: the closest
  * point of its three edges */
-double point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
+double prox_point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
 {
     prox_vec3 best = a, t1, t2;
     double bd = prox_v3_len2(prox_v3_sub(p, a));

@@ -10,7 +10,7 @@
 #include "prox_mesh.h"
 
 /* the closest point of the three edges of (a, b, c) to p; the squared distance */
-double point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest);
+double prox_point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest);
 
 /* closest point on triangle (a, b, c) to p (into *closest unless NULL);
  * returns the squared distance */
@@ -22,7 +22,7 @@ static inline double point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b,
     double scale = prox_v3_len2(ab) + prox_v3_len2(ac);
     prox_vec3 q;
     if (!(n2 > 1e-24 * scale * scale))
-        return point_triangle_dist2_edges(p, a, b, c, closest);
+        return prox_point_triangle_dist2_edges(p, a, b, c, closest);
     double d1 = prox_v3_dot(ab, ap), d2 = prox_v3_dot(ac, ap);
     if (d1 <= 0 && d2 <= 0) {
         q = a;

@@ -384,15 +384,12 @@ int main(int argc, char **argv)
                     rt_osc_port(osc));
         else if (!quiet)
             fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC off; Ctrl-C stops\n", cfg.rate_hz, driver);
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const uint64_t t0 = prox_now_ns();
         double next_line = 1.0;
         while (!interrupted) {
             struct timespec ts = {0, 50 * 1000 * 1000};
             nanosleep(&ts, NULL);
-            struct timespec t1;
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            double el = 1e-9 * (double)(prox_now_ns() - t0);
             if (el >= next_line) {
                 next_line += 1.0;
                 rt_status st;

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "prox_voxel.h"
@@ -48,14 +47,13 @@ int prox_cli_voxels(int argc, char **argv)
         return 2;
     }
     char err[512];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = prox_now_ns();
     prox_voxmap *m;
     if (prox_voxmap_from_cloud(in, cell, cls, &m, err, sizeof err) != 0) {
         fprintf(stderr, "prox: %s\n", err);
         return 1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t t1 = prox_now_ns();
     if (prox_voxmap_save(m, out, err, sizeof err) != 0) {
         fprintf(stderr, "prox: %s\n", err);
         prox_voxmap_free(m);
@@ -72,7 +70,7 @@ int prox_cli_voxels(int argc, char **argv)
     printf("voxels: %u (%s), %.3f%% of the grid\n", n, cls == PROX_VOXEL_OBSTACLE ? "obstacle" : "unknown", 100.0 * n / total);
     printf("levels: %u\n", prox_voxmap_levels(m));
     printf("memory_bytes: %zu\n", prox_voxmap_memory_bytes(m));
-    printf("convert_seconds: %.4f\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    printf("convert_seconds: %.4f\n", 1e-9 * (double)(t1 - t0));
     printf("written: %s\n", out);
     prox_voxmap_free(m);
     return 0;
