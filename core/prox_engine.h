@@ -103,6 +103,10 @@ typedef struct prox_query {
     int stop_on_overlap;    /* DISTANCE: stop as soon as any leaf pair overlaps (combined query) */
     int use_cache;          /* read and write the pairs' caches */
     uint32_t order;         /* prox_query_order: which node pair the traversal takes next */
+    int precise;            /* DISTANCE between inner sphere trees: after the refinement, search
+                               the closest points' neighbourhood for another local minimum
+                               (a bounded range query a side, a few triangle pair tests);
+                               0 = off (the default: faster, may stop at a local minimum) */
 } prox_query;
 
 /* The traversal's order. Best first takes the pair with the smallest key
