@@ -1451,6 +1451,15 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
         if (cb[j].e + ea > need)
             cb[m++] = cb[j];
     nb = m;
+    /* B's by reach, farthest first: each of A's meets only those whose
+     * reach and its own pass the test along n */
+    for (uint32_t j = 1; j < nb; j++) {
+        const near_tri t = cb[j];
+        uint32_t w = j;
+        while (w > 0 && cb[w - 1].e < t.e)
+            cb[w] = cb[w - 1], w--;
+        cb[w] = t;
+    }
     const float lim = (float)(d * (1 - IST_NEAR_EPS)), n0 = (float)nrm.x, n1 = (float)nrm.y, n2 = (float)nrm.z;
     /* the IST_NEAR_PAIRS nearest centroids, nearest first */
     float key[IST_NEAR_PAIRS];
@@ -1460,7 +1469,7 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
         for (uint32_t j = 0; j < nb; j++) {
             float g = (float)d - ca[i].e - cb[j].e;
             if (!(g < lim))
-                continue;
+                break;
             const float dx = cb[j].m[0] - ca[i].m[0], dy = cb[j].m[1] - ca[i].m[1], dz = cb[j].m[2] - ca[i].m[2];
             const float along = dx * n0 + dy * n1 + dz * n2, c2 = dx * dx + dy * dy + dz * dz, l2 = c2 - along * along;
             float gl = sqrtf(l2 > 0 ? l2 : 0) - ca[i].r - cb[j].r;
