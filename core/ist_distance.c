@@ -1433,13 +1433,19 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
     const prox_vec3 ub = prox_v3_scale(prox_xform_vector(&p->a_in_b, nrm), -1.0); /* B reaches towards A */
     const double ra = d + IST_NEAR_R * A->voxel_size, rbr = d + IST_NEAR_R * B->voxel_size, want = IST_NEAR_EPS * d;
     const double la = prox_v3_dot(nrm, pa), lb = prox_v3_dot(ub, pb_b);
+    const uint64_t dl = p->query->deadline_ns;
     double Ea, Eb;
-    ist_tritree_reach(A, pb, ra, nrm, la, 0.5 * want, 0, NULL, NULL, &Ea);
-    ist_tritree_reach(B, pa_b, rbr, ub, lb, want - Ea, 0, NULL, NULL, &Eb);
-    if (!(Ea + Eb > want) || past_deadline(p))
+    int cut = 0;
+    ist_tritree_reach(A, pb, ra, nrm, la, 0.5 * want, 0, NULL, NULL, &Ea, dl, &cut);
+    if (!cut)
+        ist_tritree_reach(B, pa_b, rbr, ub, lb, want - Ea, 0, NULL, NULL, &Eb, dl, &cut);
+    if (cut || !(Ea + Eb > want) || past_deadline(p))
         return;
-    uint32_t na = ist_tritree_reach(A, pb, ra, nrm, la, want - Eb, IST_NEAR_CAP, ida, fd, &Ea);
-    uint32_t nb = ist_tritree_reach(B, pa_b, rbr, ub, lb, want - Ea, IST_NEAR_CAP, idb, fd, &Eb);
+    uint32_t na = ist_tritree_reach(A, pb, ra, nrm, la, want - Eb, IST_NEAR_CAP, ida, fd, &Ea, dl, &cut), nb = 0;
+    if (!cut)
+        nb = ist_tritree_reach(B, pa_b, rbr, ub, lb, want - Ea, IST_NEAR_CAP, idb, fd, &Eb, dl, &cut);
+    if (cut)
+        return;
     rb->tests += na + nb;
     near_load(A, NULL, ida, na, nrm, prox_v3_dot(nrm, pa), 0, ca);
     near_load(B, &p->b_in_a, idb, nb, nrm, prox_v3_dot(nrm, pb), 1, cb);

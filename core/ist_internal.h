@@ -201,9 +201,11 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
  * dist); cap 0: none kept, only *most wanted. *most: at least the largest
  * reach among them (an upper bound, never below `above`). Returns how many
  * were kept. No allocation: a fixed stack (children beyond its 128 entries
- * are skipped). */
+ * are skipped). deadline_ns (0: none; CLOCK_MONOTONIC): past it the search
+ * stops, sets *cut and answers with what it found (*most then bounds
+ * nothing). */
 uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
-                           uint32_t *tri, float *dist, double *most);
+                           uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut);
 
 /* distance from p to triangle `tri` of t (t's frame), its closest point in *q */
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)

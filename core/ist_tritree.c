@@ -823,7 +823,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
 }
 
 uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
-                           uint32_t *tri, float *dist, double *most)
+                           uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut)
 {
     const ist_tritree *g = &t->tritree;
     *most = above;
@@ -847,8 +847,14 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
     int top = 0;
     uint32_t n = 0, far = 0; /* far: the kept triangle farthest from p once cap are kept */
     float best = -INFINITY;  /* the largest reach seen (no cap: what prunes) */
+    uint32_t visits = 0;
     stack[top++] = 0;
     while (top > 0) {
+        /* out of time (a clock read every 32 visits): what was found */
+        if (deadline_ns && (++visits & 31) == 0 && prox_now_ns() >= deadline_ns) {
+            *cut = 1;
+            break;
+        }
         const uint32_t ref = stack[--top];
         float d2[4];
         if (!(ref & IST_WIDE_LEAF)) {
