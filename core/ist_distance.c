@@ -1362,10 +1362,9 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
     settle_leaf(c, p, la, lb, key);
 }
 
-
-/* A triangle near the answer's closest points (near_minima): its corners
- * in A's frame, centroid, bounding radius about it, and how far it reaches
- * past its closest point's plane towards the other object. */
+/* A triangle near the answer's closest points (near_minima): its centroid
+ * in A's frame, its bounding radius about it, and how far it reaches past
+ * its side's tangent plane towards the other object. */
 typedef struct near_tri {
     uint32_t id;
     float m[3], r, e;

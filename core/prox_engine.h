@@ -105,8 +105,11 @@ typedef struct prox_query {
     uint32_t order;         /* prox_query_order: which node pair the traversal takes next */
     int precise;            /* DISTANCE between inner sphere trees: after the refinement, search
                                the closest points' neighbourhood for another local minimum
-                               (a bounded range query a side, a few triangle pair tests);
-                               0 = off (the default: faster, may stop at a local minimum) */
+                               (bounded range queries in each mesh's triangle tree, a few
+                               triangle pair tests; no allocation, stops at the deadline).
+                               Never above the answer without it. 0 = off, the default:
+                               cheaper (4-33% fewer instructions on the bench meshes), may
+                               stop at a local minimum near the true one */
 } prox_query;
 
 /* The traversal's order. Best first takes the pair with the smallest key
