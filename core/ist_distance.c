@@ -1523,9 +1523,10 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      * 0.43% -> 0, held-out path 0.11% -> 0; elephant held-out random
      * 0.007% -> 0; no answer above the default one or below the exact one.
      * Callgrind, 40 random / 80 coherent bench poses, against the default:
-     * armadillo +21% / +33% instructions, bunny00 +13% / +26%, knot1 +4% /
-     * +5%, elephant +8% / +13%, fandisk +5% / +7% (the default's answers
-     * and instructions are unchanged: the search runs only when asked).
+     * armadillo +21% / +33% instructions, bunny00 +12% / +25%, knot1 +3% /
+     * +5%, elephant +8% / +12%, fandisk +5% / +7% (the default's answers
+     * are unchanged, its instructions within 0.1%: the search runs only
+     * when asked).
      * Measured and not kept (same callgrind sets):
      * - the candidates as the 48 triangles nearest pb and pa in the box
      *   tree, whatever their reach (the first port, exp-local bad2483):

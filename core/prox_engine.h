@@ -108,7 +108,7 @@ typedef struct prox_query {
                                (bounded range queries in each mesh's triangle tree, a few
                                triangle pair tests; no allocation, stops at the deadline).
                                Never above the answer without it. 0 = off, the default:
-                               cheaper (4-33% fewer instructions on the bench meshes), may
+                               cheaper (3-33% fewer instructions on the bench meshes), may
                                stop at a local minimum near the true one */
 } prox_query;
 
