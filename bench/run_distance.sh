@@ -11,6 +11,8 @@ out=bench/results/distance.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p bench/results
+: > "$tmp/precise"
+: > "$tmp/precise_held"
 stat() { sed -n 's/.*median_us=\([0-9.]*\) p99_us=\([0-9.]*\) max_us=\([0-9.]*\).*/\1 \2 \3/p' "$1" | tail -n 1; }
 # relative errors |prox - FCL| / FCL over the poses FCL finds apart (first
 # column of each output: the distance)
@@ -43,10 +45,13 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
         "$B/fcl_distance" "$f" "$f" "$tmp/poses" --normalize > "$tmp/fcl.out" 2> "$tmp/fcl.err"
         "$BUILD/prox" distance "$f" "$f" "$tmp/poses" --normalize $coh > "$tmp/bvh.out" 2> "$tmp/bvh.err"
         "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh > "$tmp/ist.out" 2> "$tmp/ist.err"
+        "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh --precise > "$tmp/istp.out" 2> "$tmp/istp.err"
         set -- $(stat "$tmp/fcl.err"); fm=$1 fp=$2 fx=$3
         set -- $(stat "$tmp/bvh.err"); bm=$1 bp=$2 bx=$3
         set -- $(stat "$tmp/ist.err"); im=$1 ip=$2 ix=$3
         if [ $kind = random ]; then cp "$tmp/poses" "$tmp/$m.rposes"; cp "$tmp/fcl.out" "$tmp/$m.rfcl"; fi
+        set -- $(stat "$tmp/istp.err")
+        echo "| $m | $kind ($n) | $im / $ip / $ix | $1 / $2 / $3 | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$1, $fp/$2}") | $(ist_errs "$tmp/fcl.out" "$tmp/ist.out" | awk '{print $4 " / " $5}') | $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}') | $(paste "$tmp/ist.out" "$tmp/istp.out" "$tmp/fcl.out" | awk '$5 < $1 {b++} $5 > $1 {w++} $5 < $9 * (1 - 1e-9) {l++} END {printf "%d, %d, %d", b, w, l}') |" >> "$tmp/precise"
         errs="$(max_err "$tmp/fcl.out" "$tmp/bvh.out") $(ist_errs "$tmp/fcl.out" "$tmp/ist.out")"
         set -- $errs
         echo "| $m | $kind ($n) | $fm / $fp / $fx | $bm / $bp / $bx | $(awk "BEGIN{printf \"%.2f, %.2f\", $fm/$bm, $fp/$bp}") | $1 | $im / $ip / $ix | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$im, $fp/$ip}") | $2 / $3 / $4 / $5 / $6 |" >> "$out"
@@ -68,16 +73,40 @@ echo "|---|---|---|"
 for m in bunny00 armadillo knot1 fandisk elephant; do
     f=data/meshes/$m.off
     row="| $m |"
+    prow="| $m |"
     for kind in random coherent; do
         "$B/gen_poses" "$f" "$f" $N_HELD 11 $kind > "$tmp/poses" 2>/dev/null
         coh=""; [ $kind = coherent ] && coh="--coherent"
         "$B/fcl_distance" "$f" "$f" "$tmp/poses" --normalize > "$tmp/fcl.out" 2> "$tmp/fcl.err"
         "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh > "$tmp/ist.out" 2> "$tmp/ist.err"
+        "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh --precise > "$tmp/istp.out" 2> "$tmp/istp.err"
         row="$row $(ist_errs "$tmp/fcl.out" "$tmp/ist.out" | sed 's| | / |g') |"
+        prow="$prow $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}') |"
     done
     echo "$row" >> "$out"
+    echo "$prow" >> "$tmp/precise_held"
     echo "distance: $m held-out done" >&2
 done
+# The IST distance with --precise (prox_query.precise: the search for
+# another local minimum near the answer), timed in the same runs as the
+# table above, and on the held-out poses.
+{
+echo
+echo "IST distance with \`--precise\` (the search for another local minimum near the answer; off by default), the poses"
+echo "of the first table, run right after the default IST queries: times med / p99 / max us, ratio = FCL / precise,"
+echo "rel err p99 / max against FCL (default, precise), and poses where precise is lower than the default, higher, and"
+echo "below FCL's exact distance (the last two must be 0)"
+echo
+echo "| mesh | poses | IST med/p99/max | IST --precise med/p99/max | precise ratio med, p99 | IST rel err p99 / max | precise rel err p99 / max | lower, higher, below exact |"
+echo "|---|---|---|---|---|---|---|---|"
+cat "$tmp/precise"
+echo
+echo "Held-out poses (seed 11, as above) with \`--precise\`: rel err p99 / max"
+echo
+echo "| mesh | random ($N_HELD) | coherent ($N_HELD) |"
+echo "|---|---|---|"
+cat "$tmp/precise_held"
+} >> "$out"
 # Budgeted IST distance (the time-critical query: the best answer found by
 # the deadline) on the seed-7 random poses: how far above the exact
 # distance it lands, and how many queries complete.

@@ -193,6 +193,20 @@ void ist_tritree_free(ist_tritree *g);
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns, int *cut);
 
+/* The triangles of t within `radius` of p (t's frame) that reach past the
+ * plane u . x = level (u a unit vector) by more than `above`: max u . v -
+ * level over their corners v (floats, both tests grown by their rounding
+ * error; boxes that reach no further are not descended). At most `cap`
+ * (the nearest to p kept; their indices into tri, float distances into
+ * dist); cap 0: none kept, only *most wanted. *most: at least the largest
+ * reach among them (an upper bound, never below `above`). Returns how many
+ * were kept. No allocation: a fixed stack (children beyond its 128 entries
+ * are skipped). deadline_ns (0: none; CLOCK_MONOTONIC): past it the search
+ * stops, sets *cut and answers with what it found (*most then bounds
+ * nothing). */
+uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
+                           uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut);
+
 /* distance from p to triangle `tri` of t (t's frame), its closest point in *q */
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)
 {

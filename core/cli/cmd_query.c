@@ -14,7 +14,9 @@
  * (I_CP).
  * --boxes (collide) builds inner/outer box hierarchies from convex meshes.
  * --order picks the traversal order (prox_query.order): auto (default),
- * best (smallest key first) or depth (last pushed first). */
+ * best (smallest key first) or depth (last pushed first).
+ * --precise (distance) sets prox_query.precise: inner sphere trees search
+ * the answer's neighbourhood for another local minimum. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +30,7 @@
 typedef struct query_args {
     const char *a, *b, *poses;
     const char *times; /* --times FILE, or NULL */
-    int coherent, normalize, ist, stats, boxes;
+    int coherent, normalize, ist, stats, boxes, precise;
     uint32_t order; /* prox_query_order */
     double budget_us, rel_err, max_distance;
     int spheres;
@@ -61,6 +63,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->stats = 1;
         else if (!strcmp(s, "--boxes"))
             qa->boxes = 1;
+        else if (!strcmp(s, "--precise"))
+            qa->precise = 1;
         else if (takes_value(s) && i + 1 >= argc) {
             fprintf(stderr, "prox %s: %s needs %s\nusage: prox %s\n", argv[0], s,
                     !strcmp(s, "--times") ? "a file name" : !strcmp(s, "--order") ? "auto, best or depth" : "a value", usage);
@@ -212,6 +216,10 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     query_args qa;
     if (parse_args(argc, argv, &qa, usage))
         return 2;
+    if (qa.precise && kind != PROX_QUERY_DISTANCE) {
+        fprintf(stderr, "prox %s: --precise is an option of distance queries\nusage: prox %s\n", argv[0], usage);
+        return 2;
+    }
     prox_xform *poses;
     size_t n;
     if (read_poses(qa.poses, &poses, &n))
@@ -264,6 +272,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         q.max_distance = qa.max_distance;
         q.use_cache = qa.coherent;
         q.order = qa.order;
+        q.precise = qa.precise;
         prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
         prox_result r;
         uint64_t c0 = qa.times ? thread_cpu_ns() : 0;
