@@ -388,35 +388,42 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
 
 #define IST_ROUNDS 3
 
-/* A chain whose first round ends more than this factor above the least
- * of the query's best distance when its place was settled and what its
- * place's chains found since (rb->above, rb->d), or whose later round
- * ends above it at all, takes no more rounds, and its
- * first round's projection onto B is bounded by IST_CHAIN_REACH times
- * that (where B comes no closer, the chain ends there). Most settled
- * places offer nothing better: their chains run into the best pair found
- * so far or stay above it (armadillo's random bench poses: 1,614 of 1,835
- * settles with a best already found), and the alternating projection's
- * rounds rarely bring a pair from above the best by a tenth down below
- * it (of the 226 settles that improved on the best, none had its first
- * round 10% or more above it). Measured (callgrind inside the query, 40
- * random / 80 coherent bench poses; errors against FCL's exact distance
- * on the bench and gen_poses seed 11 held-out random and path poses, five
- * meshes): instructions armadillo 21.2M -> 18.7M / 25.8M -> 24.2M,
- * bunny00 36.4M -> 29.8M / 31.5M -> 30.3M, knot1 17.7M -> 16.3M / 26.3M
- * -> 26.2M, elephant 13.9M -> 13.0M / 36.0M -> 34.8M, fandisk 17.2M ->
- * 15.8M / 13.1M -> 13.1M; every error p99 and max as before at four
- * decimals (the stop alone: about two thirds of that). Later rounds
- * held to the best itself (a chain still above it after two rounds is
- * converging elsewhere): another -1.2% / -1.3% (armadillo), -4.7% / -3.1%
- * (bunny00), -1.5% / -1.3% (knot1), -1.0% / -4.0% (elephant), -2.2% /
- * -0.1% (fandisk), bunny00 coherent max 0.01% -> 0.02%, the rest as
- * before. Measured and not
- * kept: a factor of 1.05 (armadillo held-out random max 3.1% -> 4.3%) or
- * 1.0001 (armadillo random p99 0 -> 0.23%); a reach of 1.2 (the same
- * 4.3%) or 1.1 (92%); the second chain's first projection (from A's inner
- * sphere onto B) bounded by 1.5x the best plus twice A's outer radius
- * (bunny00 held-out random max 0.72% -> 1.1%). */
+/* A chain whose first round ends more than this factor above the least of
+ * the query's best distance when its place was settled and what its
+ * place's chains found since (rb->above, rb->d), or whose later round ends
+ * above it at all, takes no more rounds, and its first round's projection
+ * onto B is bounded by IST_CHAIN_REACH times that (where B comes no
+ * closer, the chain ends there). Most settled places offer nothing better:
+ * their chains run into the best pair found so far or stay above it
+ * (armadillo's random bench poses: 1,614 of 1,835 settles with a best
+ * already found), and the alternating projection's rounds rarely bring a
+ * pair from above the best by a tenth down below it (of the 226 settles
+ * that improved on the best, 9 had no chain whose first round ended within
+ * 10% of it, 3 none within 20%). Measured (callgrind inside the query, 40
+ * random / 80 coherent bench poses; errors against FCL's exact distance on
+ * the bench and gen_poses seed 11 held-out random and path poses, five
+ * meshes): instructions armadillo 21.2M -> 18.7M / 25.8M -> 24.2M, bunny00
+ * 36.4M -> 29.8M / 31.5M -> 30.3M, knot1 17.7M -> 16.3M / 26.3M -> 26.2M,
+ * elephant 13.9M -> 13.0M / 36.0M -> 34.8M, fandisk 17.2M -> 15.8M / 13.1M
+ * -> 13.1M; every error p99 and max as before at four decimals (the stop
+ * alone: about three quarters of that). Later rounds held to the best
+ * itself (a chain still above it after two rounds is converging
+ * elsewhere): another -1.2% / -1.3% (armadillo), -4.7% / -3.1% (bunny00),
+ * -1.5% / -1.3% (knot1), -1.0% / -4.0% (elephant), -2.2% / -0.1%
+ * (fandisk), bunny00 coherent max 0.01% -> 0.02%, the rest as before.
+ * Measured and not kept: a factor of 1.05 (armadillo held-out random max
+ * 3.1% -> 4.3%) or 1.0001 (armadillo random p99 0 -> 0.23%); a reach of
+ * 1.2 (the same 4.3%) or 1.1 (92%); the second chain's first projection
+ * (from A's inner sphere onto B) bounded by 1.5x the best plus twice A's
+ * outer radius (bunny00 held-out random max 0.72% -> 1.1%); the second
+ * chain skipped where the first stopped at an earlier chain's pair
+ * (armadillo held-out random max 3.1% -> 10%); a chain's start tested
+ * against the earlier chains' points on its hint triangle before the
+ * projection (more instructions); the second chain skipped where its first
+ * projection lands within half a voxel of a place's end on B (armadillo
+ * held-out path max 0.17% -> 0.54%); the cached triangle pair registered
+ * as reached (chain_seen) by the seed: -1% to -9% coherent, but bunny00
+ * coherent max 0.02% -> 0.11%. */
 #define IST_CHAIN_ABOVE 1.1
 #define IST_CHAIN_REACH 1.5
 
