@@ -222,6 +222,9 @@ typedef struct refine_best {
      * place's chains ended; d may be a seen_on_a stop's, see project_chain) */
     double ed;
     prox_vec3 ea, eb;
+    /* the best distance of the query when the chains began (INFINITY:
+     * none); a chain stops where it stays above it (see IST_CHAIN_ABOVE) */
+    double above;
 } refine_best;
 
 /* The corner of triangle k of t that x is (t's frame carried by X if
@@ -385,6 +388,45 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
 
 #define IST_ROUNDS 3
 
+/* A chain whose first round ends more than this factor above the least of
+ * the query's best distance when its place was settled and what its
+ * place's chains found since (rb->above, rb->d), or whose later round ends
+ * above it at all, takes no more rounds, and its first round's projection
+ * onto B is bounded by IST_CHAIN_REACH times that (where B comes no
+ * closer, the chain ends there). Most settled places offer nothing better:
+ * their chains run into the best pair found so far or stay above it
+ * (armadillo's random bench poses: 1,614 of 1,835 settles with a best
+ * already found), and the alternating projection's rounds rarely bring a
+ * pair from above the best by a tenth down below it (of the 226 settles
+ * that improved on the best, 9 had no chain whose first round ended within
+ * 10% of it, 3 none within 20%). Measured (callgrind inside the query, 40
+ * random / 80 coherent bench poses; errors against FCL's exact distance on
+ * the bench and gen_poses seed 11 held-out random and path poses, five
+ * meshes): instructions armadillo 21.2M -> 18.7M / 25.8M -> 24.2M, bunny00
+ * 36.4M -> 29.8M / 31.5M -> 30.3M, knot1 17.7M -> 16.3M / 26.3M -> 26.2M,
+ * elephant 13.9M -> 13.0M / 36.0M -> 34.8M, fandisk 17.2M -> 15.8M / 13.1M
+ * -> 13.1M; every error p99 and max as before at four decimals (the stop
+ * alone: about three quarters of that). Later rounds held to the best
+ * itself (a chain still above it after two rounds is converging
+ * elsewhere): another -1.2% / -1.3% (armadillo), -4.7% / -3.1% (bunny00),
+ * -1.5% / -1.3% (knot1), -1.0% / -4.0% (elephant), -2.2% / -0.1%
+ * (fandisk), bunny00 coherent max 0.01% -> 0.02%, the rest as before.
+ * Measured and not kept: a factor of 1.05 (armadillo held-out random max
+ * 3.1% -> 4.3%) or 1.0001 (armadillo random p99 0 -> 0.23%); a reach of
+ * 1.2 (the same 4.3%) or 1.1 (92%); the second chain's first projection
+ * (from A's inner sphere onto B) bounded by 1.5x the best plus twice A's
+ * outer radius (bunny00 held-out random max 0.72% -> 1.1%); the second
+ * chain skipped where the first stopped at an earlier chain's pair
+ * (armadillo held-out random max 3.1% -> 10%); a chain's start tested
+ * against the earlier chains' points on its hint triangle before the
+ * projection (more instructions); the second chain skipped where its first
+ * projection lands within half a voxel of a place's end on B (armadillo
+ * held-out path max 0.17% -> 0.54%); the cached triangle pair registered
+ * as reached (chain_seen) by the seed: -1% to -9% coherent, but bunny00
+ * coherent max 0.02% -> 0.11%. */
+#define IST_CHAIN_ABOVE 1.1
+#define IST_CHAIN_REACH 1.5
+
 /* how many recorded pairs are kept */
 static inline uint32_t seen_kept(const ist_places *pl) { return pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN; }
 
@@ -528,7 +570,7 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
  * each round jumping to the exact closest points of the two triangles
  * found; stops when a round no longer improves, reaches a triangle pair
  * an earlier chain reached as early (chain_seen; seen_on_a: its triangle
- * of A), or after IST_ROUNDS rounds (on the bench's random poses a fourth
+ * of A), stays above the best found (IST_CHAIN_ABOVE), or after IST_ROUNDS rounds (on the bench's random poses a fourth
  * round changed p95 errors by nothing and cost a third more projections).
  * The first round's projections are warm-started from the hints ha, hb
  * (the leaf pair's attached triangles, or a triangle found before the
@@ -550,6 +592,7 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double on_a = INFINITY, last = INFINITY;
     for (int it = 0; it < IST_ROUNDS && !past_deadline(p); it++) {
+        const double above = rb->d < rb->above ? rb->d : rb->above;
         uint32_t ta, tb;
         prox_vec3 qa, qb, pa, pb;
         if (closest_hinted(p, A, x, x_on_b || it > 0, on_a, ha, &ta, &qa, &rb->tests) == INFINITY)
@@ -562,15 +605,16 @@ static void project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint
             }
             break; /* an earlier chain went on from this triangle of A */
         }
-        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), 1, last, hb, &tb, &qb, &rb->tests) == INFINITY)
-            break; /* B comes no closer to qa than the last round's pair */
+        const double reach = it == 0 ? IST_CHAIN_REACH * above : last;
+        if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), 1, reach, hb, &tb, &qb, &rb->tests) == INFINITY)
+            break; /* B comes no closer to qa than the last round's pair (the first round: than it may reach) */
         double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
         rb->tests++;
         if (d < rb->d)
             rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
         if (d < rb->ed)
             rb->ed = d, rb->ea = pa, rb->eb = pb;
-        if (!(d < last * (1 - 1e-9)) || (it < IST_ROUNDS - 1 && chain_seen(pl, ta, tb, it, pa)))
+        if (!(d < last * (1 - 1e-9)) || (it < IST_ROUNDS - 1 && chain_seen(pl, ta, tb, it, pa)) || d > (it ? 1.0 : IST_CHAIN_ABOVE) * above)
             break;
         last = d;
         x = pb; /* B's point starts the next round */
@@ -932,7 +976,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * the start's distance to the piece's outer ball (a bound that only
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
-    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
+    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), best};
     leaf_chains(p, i, j, ca, cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     /* where the chains' own pairs ended (a seen_on_a stop's points, which
@@ -1255,7 +1299,7 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
         return;
     }
     refine_best rb = {d,          prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len),
-                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
+                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), INFINITY};
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
     leaf_chains(p, i, j, ca, cb, &rb);
@@ -1559,7 +1603,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      * armadillo +5% / +8%, bunny00 +4% / +9%, fandisk about +7% on its
      * path: the search cannot run on every query within a few percent. */
     const int precise = p->query->precise;
-    refine_best rb = {precise ? INFINITY : v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0)};
+    refine_best rb = {precise ? INFINITY : v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), v};
     if (!past_deadline(p))
         walk_pairs(p, pl->ta, pl->tb, &rb);
     if (precise)
