@@ -1000,14 +1000,27 @@ static int name_ok(const char *name, char *err, size_t errlen)
     return 1;
 }
 
-/* finite, within the engine's reach (PROX_MAX_TRANSLATION) and a rotation
- * (prox_m3_is_rotation): the engine refuses any other pose as bad input, so
- * an object posed so would fault every cycle. The error names what is wrong. */
-#define POSE_ERR "pose must be finite, translate at most %g and rotate (R orthonormal, det +1)"
-static int pose_ok(const prox_xform *p)
+/* A pose the engine takes: finite, within its reach (PROX_MAX_TRANSLATION)
+ * and a rotation (prox_m3_is_rotation); the engine refuses any other as
+ * bad input, so an object posed so would fault every cycle. 0 if fine,
+ * else -1 with what is wrong in err (after `who: ` when who is given). */
+static int pose_check(const prox_xform *p, const char *who, char *err, size_t errlen)
 {
-    /* a NaN or inf in R makes the rotation test's defect NaN: refused */
-    return prox_translation_ok(p->t) && prox_m3_is_rotation(&p->R);
+    int finite = isfinite(p->t.x) && isfinite(p->t.y) && isfinite(p->t.z);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            finite &= isfinite(p->R.m[i][j]) != 0;
+    const char *sep = who ? ": " : "";
+    who = who ? who : "";
+    if (!finite)
+        snprintf(err, errlen, "%s%spose is not finite", who, sep);
+    else if (!prox_translation_ok(p->t))
+        snprintf(err, errlen, "%s%spose translates beyond %g", who, sep, PROX_MAX_TRANSLATION);
+    else if (!prox_m3_is_rotation(&p->R))
+        snprintf(err, errlen, "%s%spose matrix is not a rotation (orthonormal, det +1)", who, sep);
+    else
+        return 0;
+    return -1;
 }
 
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)
@@ -1015,10 +1028,8 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
     if (!name_ok(name, err, errlen))
         return -1;
     prox_xform x = pose ? *pose : prox_xform_identity();
-    if (!pose_ok(&x)) {
-        snprintf(err, errlen, "%s: " POSE_ERR, name, PROX_MAX_TRANSLATION);
+    if (pose_check(&x, name, err, errlen) != 0)
         return -1;
-    }
     pthread_mutex_lock(&s->ctl_lock);
     int rc = -1;
     if (find_locked(s, name) >= 0) {
@@ -1098,10 +1109,12 @@ static int slot_cmd(rt_service *s, const char *name, rt_cmd *c, char *err, size_
 
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen)
 {
-    if (!pose || !pose_ok(pose)) {
-        snprintf(err, errlen, POSE_ERR, PROX_MAX_TRANSLATION);
+    if (!pose) {
+        snprintf(err, errlen, "no pose");
         return -1;
     }
+    if (pose_check(pose, NULL, err, errlen) != 0)
+        return -1;
     rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};
     return slot_cmd(s, name, &c, err, errlen);
 }

@@ -521,28 +521,36 @@ static void test_bad_control_input(void)
     CHECK(svc != NULL, "service");
     prox_xform bad = prox_xform_identity();
     bad.t.y = NAN;
-    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "finite"), "NaN pose: %s", err);
+    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "not finite"), "NaN pose: %s", err);
     /* beyond the engine's reach, or no rotation: refused here, not a fault
-     * every cycle (the engine's bad_xform refuses both) */
+     * every cycle (the engine's bad_xform refuses both), each with its own
+     * message */
     bad.t.y = 2 * PROX_MAX_TRANSLATION;
-    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "at most"), "far pose: %s", err);
-    const double not_rot[3][3][3] = {
-        {{3, 0, 0}, {0, 3, 0}, {0, 0, 3}},     /* a scale */
-        {{1, 0, 0}, {0, 1, 0}, {0, 0, -1}},    /* a mirror: orthonormal, det -1 */
-        {{1, 0, 0}, {0, NAN, 0}, {0, 0, 1}},   /* not finite */
+    CHECK(rt_service_set_pose(svc, "nothing", &bad, err, sizeof err) == -1 && strstr(err, "translates beyond"), "far pose: %s", err);
+    const struct {
+        double R[3][3];
+        const char *says;
+    } bad_R[] = {
+        {{{3, 0, 0}, {0, 3, 0}, {0, 0, 3}}, "not a rotation"},  /* a scale */
+        {{{1, 0, 0}, {0, 1, 0}, {0, 0, -1}}, "not a rotation"}, /* a mirror: orthonormal, det -1 */
+        {{{1, 0, 0}, {0, NAN, 0}, {0, 0, 1}}, "not finite"},
     };
     for (int k = 0; k < 3; k++) {
         prox_xform r = prox_xform_identity();
-        memcpy(r.R.m, not_rot[k], sizeof r.R.m);
+        memcpy(r.R.m, bad_R[k].R, sizeof r.R.m);
         err[0] = 0;
-        CHECK(rt_service_set_pose(svc, "nothing", &r, err, sizeof err) == -1 && strstr(err, "rotate"), "R %d: %s", k, err);
+        CHECK(rt_service_set_pose(svc, "nothing", &r, err, sizeof err) == -1 && strstr(err, bad_R[k].says), "R %d: %s", k, err);
         rt_object o = {0};
-        CHECK(rt_service_add_object(svc, "r", &o, &r, err, sizeof err) == -1 && strstr(err, "r: pose"), "add, R %d: %s", k, err);
+        CHECK(rt_service_add_object(svc, "r", &o, &r, err, sizeof err) == -1 && strstr(err, "r: pose") && strstr(err, bad_R[k].says),
+              "add, R %d: %s", k, err);
     }
-    /* a rotation passes the pose check (and then finds no such object) */
+    /* a rotation passes the pose check (and then finds no such object),
+     * one with rounding off 1e-9 as well */
     prox_xform turn = prox_xform_identity();
     turn.R.m[0][0] = 0, turn.R.m[0][1] = -1, turn.R.m[1][0] = 1, turn.R.m[1][1] = 0;
     CHECK(rt_service_set_pose(svc, "nothing", &turn, err, sizeof err) == -1 && strstr(err, "no object"), "turn: %s", err);
+    turn.R.m[0][1] = -(1 + 1e-9), turn.R.m[2][2] = 1 - 1e-9;
+    CHECK(rt_service_set_pose(svc, "nothing", &turn, err, sizeof err) == -1 && strstr(err, "no object"), "turn, off 1e-9: %s", err);
     CHECK(rt_service_set_tool(svc, "nothing", err, sizeof err) == -1 && strstr(err, "nothing"), "unknown: %s", err);
     CHECK(rt_service_set_budget_us(svc, 5000, err, sizeof err) == -1, "budget over the period refused");
     rt_gains g = cfg.gains;

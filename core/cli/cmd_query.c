@@ -238,6 +238,14 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         free(poses);
         return 1;
     }
+    if (qa.precise && (A.tree->type != PROX_TREE_IST || B.tree->type != PROX_TREE_IST)) {
+        fprintf(stderr, "prox %s: --precise needs inner sphere trees on both sides (--ist, or .ist files)\nusage: prox %s\n", argv[0],
+                usage);
+        cli_geom_free(&A);
+        cli_geom_free(&B);
+        free(poses);
+        return 2;
+    }
     prox_bank *bank = prox_bank_create();
     prox_bank_register_defaults(bank);
     prox_engine_def def = prox_engine_def_default();
