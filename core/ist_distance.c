@@ -1490,8 +1490,8 @@ typedef struct near_tri {
 /* the candidates of t (t's frame carried into A's by X if given) near x:
  * their balls, and their reach e along n past offset h (side 0: max n.v -
  * h, A towards B; side 1: h - min n.v, B towards A) */
-static uint32_t near_load(const prox_ist *t, const prox_xform *X, const uint32_t *ids, uint32_t n, prox_vec3 nrm, double h, int side,
-                          near_tri *out)
+static void near_load(const prox_ist *t, const prox_xform *X, const uint32_t *ids, uint32_t n, prox_vec3 nrm, double h, int side,
+                      near_tri *out)
 {
     for (uint32_t k = 0; k < n; k++) {
         prox_vec3 v[3];
@@ -1507,7 +1507,6 @@ static uint32_t near_load(const prox_ist *t, const prox_xform *X, const uint32_t
         q->m[0] = (float)ball[0], q->m[1] = (float)ball[1], q->m[2] = (float)ball[2], q->r = (float)ball[3];
         q->e = (float)(side ? h - lo : hi - h);
     }
-    return n;
 }
 
 /* A search for another local minimum near the answer's closest points pa,
@@ -1530,8 +1529,10 @@ static uint32_t near_load(const prox_ist *t, const prox_xform *X, const uint32_t
  * heuristic, see the measurements at finish_distance), and the walk
  * restarts from the first that beats d. No allocation: fixed arrays of
  * IST_NEAR_CAP a side on the stack; the deadline is read before each
- * stage and each pair test (the range queries are bounded by their stack
- * and cap). */
+ * stage and each pair test, and inside the range queries every 32 nodes
+ * (they keep at most IST_NEAR_CAP triangles, but visit every box within
+ * the radius that reaches far enough: without a deadline their work is
+ * not bounded by a constant). */
 static void near_minima(const prox_pairstate *p, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -1729,6 +1730,11 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     refine_best rb = {precise ? INFINITY : v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), v};
     if (!past_deadline(p))
         walk_pairs(p, pl->ta, pl->tb, &rb);
+    /* (where the search moves the answer to another minimum, the leaves
+     * reported and cached stay the walk's: the next coherent query seeds
+     * that place and the new pair's hint both. Reporting the new pair's
+     * nearest spheres instead was measured: armadillo's bench path max
+     * 0.01% -> 0.13% with --precise, the rest the same) */
     if (precise)
         near_minima(p, &rb);
     prox_ctx_count(c, 0, rb.tests);
