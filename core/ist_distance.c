@@ -369,7 +369,7 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
 typedef struct ist_places {
     uint32_t n;
     uint32_t a[IST_PLACES], b[IST_PLACES];
-    float key[IST_PLACES];
+    float key[IST_PLACES]; /* less |t| where B is far (settle_leaf) */
     /* the closest points the place's chains reached, on A and on B (A's
      * frame); 1e30 where they reached none */
     float end[IST_PLACES][6];
@@ -683,6 +683,35 @@ static inline unsigned outer_keys(const lanes *a, const lanes *b, float best, fl
     return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
 }
 
+/* outer_keys where B is far from A (ist_fx.far_margin > 0): b's lanes,
+ * still in B's frame, carried into A's in doubles; the keys in doubles,
+ * lowered by `margin` (their rounding many times over, see
+ * ist_fx_prepare); bit 4i+j set where both lanes are real and the key is
+ * below `best`. Floats there round B's centres by some 1e-7 of |t|: the
+ * float margin that covers it outgrows the objects themselves (knot1, unit
+ * bounding box diagonal, against itself at |t| ~ 1e4: a margin of 0.1)
+ * and nothing is pruned. */
+__attribute__((noinline)) static unsigned outer_keys_far(const prox_pairstate *p, const lanes *a, const lanes *b, float margin, double best, double key[16])
+{
+    unsigned hit = 0;
+    double bx[4], by[4], bz[4];
+    for (int j = 0; j < 4; j++) {
+        prox_vec3 v = prox_xform_point(&p->b_in_a, prox_v3(b->x[j], b->y[j], b->z[j]));
+        bx[j] = v.x, by[j] = v.y, bz[j] = v.z;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!(a->valid >> i & 1))
+            continue;
+        for (int j = 0; j < 4; j++) {
+            double dx = bx[j] - a->x[i], dy = by[j] - a->y[i], dz = bz[j] - a->z[i];
+            double k = sqrt(dx * dx + dy * dy + dz * dz) - ((double)a->r[i] + b->r[j] + margin);
+            key[4 * i + j] = k;
+            hit |= (unsigned)(k < best) << (4 * i + j);
+        }
+    }
+    return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
+}
+
 /* index of a settled place whose spheres lie within the outer radii of
  * (i, j) on both objects, or -1 */
 static int find_place(const ist_places *pl, const prox_ist *A, const prox_ist *B, uint32_t i, uint32_t j)
@@ -943,7 +972,11 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * shape. See IST_RESETTLE for what it measured. So is one whose key is
      * below IST_RESETTLE_AWAY times the best where the place's chains
      * ended outside the pair's own pieces (see there). */
-    if (k >= 0 && key >= pl->key[k] - A->voxel_size && key >= IST_RESETTLE * best &&
+    /* keys kept in floats, less |t| where B is far (a float key of 1e6
+     * rounds by 0.03, some voxels: every pair beside a place was settled
+     * again, 7x the projections of |t| = 1e4) */
+    const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    if (k >= 0 && key - kref >= pl->key[k] - A->voxel_size && key >= IST_RESETTLE * best &&
         (key >= IST_RESETTLE_AWAY * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
         return;
     if (past_deadline(p))
@@ -964,7 +997,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         for (uint32_t q = 1; q < pl->n; q++)
             k = pl->key[q] > pl->key[k] ? (int)q : k;
     }
-    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)key;
+    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)(key - kref);
     /* Measured and not kept: the chain started on A's surface instead (the
      * point of A's attached triangle nearest B's sphere centre), its first
      * projection onto B bounded by the best distance so far (a chain
@@ -1176,6 +1209,15 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
     lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &la);
     lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &lb);
     prox_ctx_count(c, pairs_tested(&la, &lb), 0);
+    const float far = pair_fx(p)->far_margin;
+    if (far > 0) {
+        double dkey[16];
+        for (unsigned hit = outer_keys_far(p, &la, &lb, far, best, dkey); hit; hit &= hit - 1) {
+            int k = __builtin_ctz(hit);
+            prox_ctx_push(c, p, la.id[k >> 2], lb.id[k & 3], dkey[k]);
+        }
+        return;
+    }
     lanes_move(pair_fx(p), &lb);
     float key[16];
     unsigned hit = outer_keys(&la, &lb, best < 1e30 ? (float)best * (1 + 1e-6f) : 1e30f, key);

@@ -1,6 +1,8 @@
 /* ist_query.c - the (IST, IST) handlers' shared per-query setup and their
  * registration in the bank: distance, tolerance, collide and contacts in
  * ist_distance.c, penetration volume in ist_penvol.c. RT safe. */
+#include <float.h>
+
 #include "ist_query.h"
 
 
@@ -23,6 +25,10 @@ void ist_fx_prepare(const prox_pairstate *p)
         ext += fabs(r[0]) + fabs(r[1]) + fabs(r[2]) + r[3];
     }
     f->margin = (float)(1e-5 * ext);
+    /* in doubles the same rounding is 1e-16 of the coordinates, a few
+     * times over (any pose up to PROX_MAX_TRANSLATION: at most 1e-13 of
+     * its |t|, and a key's double error is a few 1e-16 of it) */
+    f->far_margin = 1e-5 * ext > IST_FAR * ((double)A->root[3] + B->root[3]) ? fmaxf((float)(1e-13 * ext), FLT_MIN) : 0.0f;
     f->late = 0;
     f->tick = 0;
     f->record = 0;
