@@ -557,7 +557,9 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     }
     double b = h < bound ? h * (1 + 1e-9) : bound;
     int cut = 0;
-    double d = ist_tritree_closest(t, x, b, tri, q, tests, p->query->deadline_ns, &cut);
+    /* far apart (IST_FAR) every point projected is far from the mesh */
+    double d = pair_fx(p)->far_margin > 0 ? ist_tritree_closest_far(t, x, b, tri, q, tests, p->query->deadline_ns, &cut)
+                                          : ist_tritree_closest(t, x, b, tri, q, tests, p->query->deadline_ns, &cut);
     if (d == INFINITY && h < bound)
         d = h, *tri = hint, *q = qh;
     if (memo && d < INFINITY && *tri < IST_MEMO_ON_B - 1 && !cut)
@@ -683,33 +685,39 @@ static inline unsigned outer_keys(const lanes *a, const lanes *b, float best, fl
     return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
 }
 
-/* outer_keys where B is far from A (ist_fx.far_margin > 0): b's lanes,
- * still in B's frame, carried into A's in doubles; the keys in doubles,
- * lowered by `margin` (their rounding many times over, see
- * ist_fx_prepare); bit 4i+j set where both lanes are real and the key is
- * below `best`. Floats there round B's centres by some 1e-7 of |t|: the
- * float margin that covers it outgrows the objects themselves (knot1, unit
- * bounding box diagonal, against itself at |t| ~ 1e4: a margin of 0.1)
- * and nothing is pruned. */
-__attribute__((noinline)) static unsigned outer_keys_far(const prox_pairstate *p, const lanes *a, const lanes *b, float margin, double best, double key[16])
+/* expand_distance where B is far from A (ist_fx.far_margin > 0): the
+ * outer balls' keys in doubles, B's centres carried into A's frame by the
+ * double transform, every key lowered by the far margin (its rounding
+ * many times over, see ist_fx_prepare); the child pairs whose key is
+ * below `best` pushed in lane order, as the float path does. In floats B's
+ * centres round by some 1e-7 of |t|: the float margin that covers it
+ * outgrows the objects (knot1, unit bounding box diagonal, against itself
+ * at |t| = 1e4: a margin of 0.1) and nothing is pruned. */
+__attribute__((noinline, cold)) static void expand_far(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double best)
 {
-    unsigned hit = 0;
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    lanes a, b;
+    lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &a);
+    lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &b);
+    prox_ctx_count(c, pairs_tested(&a, &b), 0);
+    const double margin = pair_fx(p)->far_margin;
     double bx[4], by[4], bz[4];
     for (int j = 0; j < 4; j++) {
-        prox_vec3 v = prox_xform_point(&p->b_in_a, prox_v3(b->x[j], b->y[j], b->z[j]));
+        prox_vec3 v = prox_xform_point(&p->b_in_a, prox_v3(b.x[j], b.y[j], b.z[j]));
         bx[j] = v.x, by[j] = v.y, bz[j] = v.z;
     }
     for (int i = 0; i < 4; i++) {
-        if (!(a->valid >> i & 1))
+        if (!(a.valid >> i & 1))
             continue;
         for (int j = 0; j < 4; j++) {
-            double dx = bx[j] - a->x[i], dy = by[j] - a->y[i], dz = bz[j] - a->z[i];
-            double k = sqrt(dx * dx + dy * dy + dz * dz) - ((double)a->r[i] + b->r[j] + margin);
-            key[4 * i + j] = k;
-            hit |= (unsigned)(k < best) << (4 * i + j);
+            if (!(b.valid >> j & 1))
+                continue;
+            double dx = bx[j] - a.x[i], dy = by[j] - a.y[i], dz = bz[j] - a.z[i];
+            double k = sqrt(dx * dx + dy * dy + dz * dz) - ((double)a.r[i] + b.r[j] + margin);
+            if (k < best)
+                prox_ctx_push(c, p, a.id[i], b.id[j], k);
         }
     }
-    return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
 }
 
 /* index of a settled place whose spheres lie within the outer radii of
@@ -1205,19 +1213,14 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
      * (test_distance_crossing_fins). */
     if (!(best > 0))
         return;
+    if (pair_fx(p)->far_margin > 0) {
+        expand_far(c, p, na, nb, best);
+        return;
+    }
     lanes la, lb;
     lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &la);
     lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &lb);
     prox_ctx_count(c, pairs_tested(&la, &lb), 0);
-    const float far = pair_fx(p)->far_margin;
-    if (far > 0) {
-        double dkey[16];
-        for (unsigned hit = outer_keys_far(p, &la, &lb, far, best, dkey); hit; hit &= hit - 1) {
-            int k = __builtin_ctz(hit);
-            prox_ctx_push(c, p, la.id[k >> 2], lb.id[k & 3], dkey[k]);
-        }
-        return;
-    }
     lanes_move(pair_fx(p), &lb);
     float key[16];
     unsigned hit = outer_keys(&la, &lb, best < 1e30 ? (float)best * (1 + 1e-6f) : 1e30f, key);

@@ -1,9 +1,9 @@
-/* ist_far.c - searches for points far from a mesh, in doubles: where the
- * float ranking of ist_tritree_closest would keep every triangle (its
- * margin, relative to the coordinates' size, outgrows the mesh: IST_FAR).
- * Apart from ist_tritree.c so the float search's code stays as it was (a
- * second caller of the point-triangle distance there took it out of line:
- * +0.7% instructions in IST distance, knot1's random bench poses). RT safe. */
+/* ist_far.c - closest triangles of points far from a mesh, in doubles
+ * (IST_FAR), where the float ranking of ist_tritree_closest would keep
+ * every triangle. Apart from ist_tritree.c so the float search's code
+ * stays as it was (a second caller of the point-triangle distance there
+ * took it out of line: +0.7% instructions in IST distance, knot1's random
+ * bench poses). RT safe. */
 #include "ist_internal.h"
 
 /* squared distance from p to the binary tree's float box b, in doubles */
@@ -27,10 +27,19 @@ static inline double box_d2(const ist_box *b, prox_vec3 p)
  * more than `eps`, so no triangle that ties the best is; the nearer child
  * is visited first, the other deferred (a stack entry a level: depth at
  * most IST_TRITREE_MAX_DEPTH, checked at load). */
-double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, double eps, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
-                          uint64_t deadline_ns, int *cut)
+double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
+                               uint64_t deadline_ns, int *cut)
 {
     const ist_tritree *g = &t->tritree;
+    *tri = UINT32_MAX;
+    if (!g->nodes || !g->node_count || !(fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30))
+        return INFINITY;
+    /* the double rounding of a box's distance, 1e-16 of the coordinates'
+     * size, many times over */
+    double eps = fabs(p.x) + fabs(p.y) + fabs(p.z);
+    for (int k = 0; k < 3; k++)
+        eps += fabs(g->nodes[0].lo[k]) + fabs(g->nodes[0].hi[k]);
+    eps *= 1e-13;
     uint32_t stack[IST_TRITREE_MAX_DEPTH + 8];
     double sd[IST_TRITREE_MAX_DEPTH + 8];
     int top = 0;

@@ -86,9 +86,6 @@ typedef struct ist_tritree {
     ist_wnode *wide;  /* wide node 0 is the root */
     ist_wleaf *wleaf;
     uint32_t wide_count, wleaf_count;
-    /* a query point whose coordinates' size (see ist_tritree_closest)
-     * exceeds this is far (IST_FAR): derived with the wide tree */
-    double far_scale;
 } ist_tritree;
 
 struct prox_ist {
@@ -159,10 +156,15 @@ struct prox_ist {
  * (ist_tritree_closest) with the query point's. Far apart they outgrow the
  * objects and prune nothing (knot1, unit bounding box diagonal, against
  * itself at |t| = 1e4: margins of 0.1 and 0.04, 45,000 expansions a
- * query where |t| = 100 took 1,450). Where a margin exceeds this fraction
- * of the objects' size (the root spheres' radii, the root box's
- * diagonal) the work is done in doubles instead. */
-#define IST_FAR 1e-4
+ * query where |t| = 100 took 1,450). Where the prefilter's margin exceeds
+ * this fraction of the objects' size (the sum of the root spheres' radii),
+ * the distance query works in doubles instead (ist_fx.far_margin): on
+ * knot1 from |t| ~ 300 on. Measured (callgrind, 20 poses a set, knot1
+ * against itself at |t| = K + U(0, 1)): in doubles 1,400 expansions a
+ * query from K = 300 to 1e8, 1.95M instructions; in floats at K = 100
+ * 1,450 and 1.17M, at 1e3 2,450 and 1.8M, at 1e4 45,000 and 20M. At 1e-4
+ * (doubles from K ~ 10 on) K = 100 took 1.7x the instructions. */
+#define IST_FAR 3e-3
 
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
 /* the wide tree from the binary one (build and load); 0, or -1 out of memory */
@@ -206,12 +208,13 @@ void ist_tritree_free(ist_tritree *g);
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns, int *cut);
 
-/* ist_tritree_closest for a point p far from the mesh (ist_far.c): the
- * same contract, in doubles: the least exact distance below `bound`
- * (lowest triangle index at a tie; INFINITY and *tri = UINT32_MAX if
- * none), boxes pruned with `eps` to spare for their rounding. */
-double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, double eps, uint32_t *tri, prox_vec3 *closest,
-                               uint32_t *tests, uint64_t deadline_ns, int *cut);
+/* ist_tritree_closest in doubles (ist_far.c), for points whose
+ * coordinates are large for the mesh (IST_FAR): its float ranking's margin,
+ * 4e-6 of the coordinates' size, would keep every triangle. The same
+ * contract, and the answer is the least exact distance below `bound`
+ * (lowest triangle index at a tie). */
+__attribute__((cold)) double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest,
+                                                     uint32_t *tests, uint64_t deadline_ns, int *cut);
 
 /* The triangles of t within `radius` of p (t's frame) that reach past the
  * plane u . x = level (u a unit vector) by more than `above`: max u . v -

@@ -498,10 +498,6 @@ static uint32_t widen_node(widen_ctx *w, uint32_t bin)
     return id;
 }
 
-/* the float ranking's margin in ist_tritree_closest, relative to the
- * coordinates' size */
-#define IST_TRI_MARGIN 4e-6
-
 int ist_tritree_widen(ist_tritree *g)
 {
     free(g->wide);
@@ -534,10 +530,6 @@ int ist_tritree_widen(ist_tritree *g)
     ist_wleaf *wl = realloc(g->wleaf, sizeof *g->wleaf * w.nl);
     g->wide = wn ? wn : g->wide, g->wleaf = wl ? wl : g->wleaf;
     g->wide_count = w.nw, g->wleaf_count = w.nl;
-    double diag2 = 0;
-    for (int k = 0; k < 3; k++)
-        diag2 += ((double)g->nodes[0].hi[k] - g->nodes[0].lo[k]) * ((double)g->nodes[0].hi[k] - g->nodes[0].lo[k]);
-    g->far_scale = IST_FAR / IST_TRI_MARGIN * sqrt(diag2);
     return 0;
 }
 
@@ -693,10 +685,6 @@ static inline __attribute__((always_inline)) unsigned wleaf_near(const ist_wleaf
 }
 #endif
 
-/* Far from the mesh, by this many times the root box's diagonal, a point's
- * projection is searched in doubles (closest_far): the float ranking's
- * margin, some 1e-6 of the coordinates' size, would exceed IST_FAR of
- * the mesh. */
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns, int *cut)
 {
@@ -716,9 +704,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     double scale = fabs(p.x) + fabs(p.y) + fabs(p.z);
     for (int k = 0; k < 3; k++)
         scale += fabs(root->lo[k]) + fabs(root->hi[k]);
-    const float delta = (float)(IST_TRI_MARGIN * scale);
-    if (scale > g->far_scale)
-        return ist_tritree_closest_far(t, p, bound, 1e-13 * scale, tri, closest, tests, deadline_ns, cut);
+    const float delta = (float)(4e-6 * scale);
     float best = bound < 1e30 ? (float)bound + delta : INFINITY; /* best float distance (+ delta: the bound) */
     float lim2 = bound < 1e30 ? (best + delta) * (best + delta) : INFINITY; /* prune beyond best + delta */
     /* near-ties: the NCAND smallest float distances found within delta of
