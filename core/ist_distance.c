@@ -369,7 +369,7 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
 typedef struct ist_places {
     uint32_t n;
     uint32_t a[IST_PLACES], b[IST_PLACES];
-    float key[IST_PLACES];
+    float key[IST_PLACES]; /* less |t| where B is far (settle_leaf) */
     /* the closest points the place's chains reached, on A and on B (A's
      * frame); 1e30 where they reached none */
     float end[IST_PLACES][6];
@@ -614,7 +614,9 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     }
     double b = h < bound ? h * (1 + 1e-9) : bound;
     int cut = 0;
-    double d = ist_tritree_closest(t, x, b, tri, q, tests, p->query->deadline_ns, &cut);
+    /* far apart (IST_FAR) every point projected is far from the mesh */
+    double d = pair_fx(p)->far_margin > 0 ? ist_tritree_closest_far(t, x, b, tri, q, tests, p->query->deadline_ns, &cut)
+                                          : ist_tritree_closest(t, x, b, tri, q, tests, p->query->deadline_ns, &cut);
     if (d == INFINITY && h < bound)
         d = h, *tri = hint, *q = qh;
     if (memo && d < INFINITY && *tri < IST_MEMO_ON_B - 1 && !cut)
@@ -744,6 +746,41 @@ static inline unsigned outer_keys(const lanes *a, const lanes *b, float best, fl
     }
 #endif
     return hit & lane_rows(a->valid) & (b->valid * 0x1111u);
+}
+
+/* expand_distance where B is far from A (ist_fx.far_margin > 0): the
+ * outer balls' keys in doubles, B's centres carried into A's frame by the
+ * double transform, every key lowered by the far margin (its rounding
+ * many times over, see ist_fx_prepare); the child pairs whose key is
+ * below `best` pushed in lane order, as the float path does. In floats B's
+ * centres round by some 1e-7 of |t|: the float margin that covers it
+ * outgrows the objects (knot1, unit bounding box diagonal, against itself
+ * at |t| = 1e4: a margin of 0.1) and nothing is pruned. */
+__attribute__((noinline, cold)) static void expand_far(prox_ctx *c, const prox_pairstate *p, uint32_t na, uint32_t nb, double best)
+{
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    lanes a, b;
+    lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &a);
+    lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &b);
+    prox_ctx_count(c, pairs_tested(&a, &b), 0);
+    const double margin = pair_fx(p)->far_margin;
+    double bx[4], by[4], bz[4];
+    for (int j = 0; j < 4; j++) {
+        prox_vec3 v = prox_xform_point(&p->b_in_a, prox_v3(b.x[j], b.y[j], b.z[j]));
+        bx[j] = v.x, by[j] = v.y, bz[j] = v.z;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!(a.valid >> i & 1))
+            continue;
+        for (int j = 0; j < 4; j++) {
+            if (!(b.valid >> j & 1))
+                continue;
+            double dx = bx[j] - a.x[i], dy = by[j] - a.y[i], dz = bz[j] - a.z[i];
+            double k = sqrt(dx * dx + dy * dy + dz * dz) - ((double)a.r[i] + b.r[j] + margin);
+            if (k < best)
+                prox_ctx_push(c, p, a.id[i], b.id[j], k);
+        }
+    }
 }
 
 /* index of a settled place whose spheres lie within the outer radii of
@@ -1009,7 +1046,11 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * shape. See IST_RESETTLE for what it measured. So is one whose key is
      * below IST_RESETTLE_AWAY times the best where the place's chains
      * ended outside the pair's own pieces (see there). */
-    if (k >= 0 && key >= pl->key[k] - A->voxel_size && key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
+    /* keys kept in floats, less |t| where B is far (a float key of 1e6
+     * rounds by 0.03, some voxels: every pair beside a place was settled
+     * again, 7x the projections of |t| = 1e4) */
+    const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    if (k >= 0 && key - kref >= pl->key[k] - A->voxel_size && key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
         (key >= IST_RESETTLE_AWAY * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
         return;
     if (past_deadline(p))
@@ -1030,7 +1071,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         for (uint32_t q = 1; q < pl->n; q++)
             k = pl->key[q] > pl->key[k] ? (int)q : k;
     }
-    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)key;
+    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)(key - kref);
     /* Measured and not kept: the chain started on A's surface instead (the
      * point of A's attached triangle nearest B's sphere centre), its first
      * projection onto B bounded by the best distance so far (a chain
@@ -1238,6 +1279,10 @@ static void expand_distance(prox_ctx *c, const prox_pairstate *p, uint32_t na, u
      * (test_distance_crossing_fins). */
     if (!(best > 0))
         return;
+    if (pair_fx(p)->far_margin > 0) {
+        expand_far(c, p, na, nb, best);
+        return;
+    }
     lanes la, lb;
     lanes_load(A, na, (const float (*)[4])A->orad, A->orad_leaf, &la);
     lanes_load(B, nb, (const float (*)[4])B->orad, B->orad_leaf, &lb);

@@ -151,6 +151,21 @@ struct prox_ist {
     ist_vrec *vrec; /* derived, per node: see ist_vrec */
 };
 
+/* Float margins grow with the coordinates' size: the distance query's
+ * prefilter's (ist_fx_prepare) with |t|, the triangle box tree's
+ * (ist_tritree_closest) with the query point's. Far apart they outgrow the
+ * objects and prune nothing (knot1, unit bounding box diagonal, against
+ * itself at |t| = 1e4: margins of 0.1 and 0.04, 45,000 expansions a
+ * query where |t| = 100 took 1,450). Where the prefilter's margin exceeds
+ * this fraction of the objects' size (the sum of the root spheres' radii),
+ * the distance query works in doubles instead (ist_fx.far_margin): on
+ * knot1 from |t| ~ 300 on. Measured (callgrind, 20 poses a set, knot1
+ * against itself at |t| = K + U(0, 1)): in doubles 1,400 expansions a
+ * query from K = 300 to 1e8, 1.95M instructions; in floats at K = 100
+ * 1,450 and 1.17M, at 1e3 2,450 and 1.8M, at 1e4 45,000 and 20M. At 1e-4
+ * (doubles from K ~ 10 on) K = 100 took 1.7x the instructions. */
+#define IST_FAR 3e-3
+
 int ist_tritree_build(prox_ist *t); /* 0, or -1 out of memory */
 /* the wide tree from the binary one (build and load); 0, or -1 out of memory */
 int ist_tritree_widen(ist_tritree *g);
@@ -192,6 +207,14 @@ void ist_tritree_free(ist_tritree *g);
  * and sets *cut (if given; left alone otherwise). */
 double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest, uint32_t *tests,
                            uint64_t deadline_ns, int *cut);
+
+/* ist_tritree_closest in doubles (ist_far.c), for points whose
+ * coordinates are large for the mesh (IST_FAR): its float ranking's margin,
+ * 4e-6 of the coordinates' size, would keep every triangle. The same
+ * contract, and the answer is the least exact distance below `bound`
+ * (lowest triangle index at a tie). */
+__attribute__((cold)) double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uint32_t *tri, prox_vec3 *closest,
+                                                     uint32_t *tests, uint64_t deadline_ns, int *cut);
 
 /* The triangles of t within `radius` of p (t's frame) that reach past the
  * plane u . x = level (u a unit vector) by more than `above`: max u . v -

@@ -1,6 +1,8 @@
 /* ist_query.c - the (IST, IST) handlers' shared per-query setup and their
  * registration in the bank: distance, tolerance, collide and contacts in
  * ist_distance.c, penetration volume in ist_penvol.c. RT safe. */
+#include <float.h>
+
 #include "ist_query.h"
 
 
@@ -23,6 +25,12 @@ void ist_fx_prepare(const prox_pairstate *p)
         ext += fabs(r[0]) + fabs(r[1]) + fabs(r[2]) + r[3];
     }
     f->margin = (float)(1e-5 * ext);
+    /* Far (IST_FAR: the margin above 3e-3 of the objects' size), the
+     * distance query's keys are computed in doubles (expand_far), whose
+     * rounding is a few 1e-16 of the extent: 1e-13 of it covers that many
+     * times over. The penetration volume query ignores it (objects that far
+     * apart do not overlap: its roots are pruned at once). */
+    f->far_margin = 1e-5 * ext > IST_FAR * ((double)A->root[3] + B->root[3]) ? fmaxf((float)(1e-13 * ext), FLT_MIN) : 0.0f;
     f->late = 0;
     f->tick = 0;
     f->record = 0;

@@ -31,6 +31,7 @@ typedef struct ist_fx {
     int late;          /* the deadline has been seen passed: no more clock reads */
     uint32_t tick;     /* pushes since the last clock read */
     int record;        /* penetration volume: recording a contact front */
+    float far_margin;  /* distance: > 0 where B is far from A (IST_FAR), keys in doubles grown by this; 0 else */
     double rec_margin; /* ... of the pairs within this distance */
 } ist_fx;
 #define IST_FX_OFFSET 1968 /* after ist_distance.c's places and projection memo */

@@ -1145,6 +1145,48 @@ static void test_distance_precise(void)
     prox_ist_free(A), prox_ist_free(B), prox_mesh_free(ma), prox_mesh_free(mb);
 }
 
+/* Objects far apart for their size (IST_FAR): a bumpy sphere and a torus
+ * (0.6 across) at the same rotations and offsets 2, 1e4 and 1e6 along x.
+ * The float prefilter's margin and the triangle box tree's grow with the
+ * coordinates (1e-5 and 4e-6 of them), so at 1e4 and beyond they outgrew
+ * the objects and nothing was pruned: here 1,013 expansions and 1,537
+ * leaf tests summed over the four poses at 2, 27,104 and 26,574 at 1e4,
+ * 1.2 million and 1.1 million at 1e6, and two answers at 1e6 3.4e-9 over
+ * the exact distance. Far apart the query works in doubles: at 1e4 and
+ * at 1e6 the sums stay within 4x of those at 2 (2,186 and 2,842), and
+ * every answer is the exact distance (every triangle pair) within 1e-9,
+ * never below it. */
+static void test_distance_far_apart(void)
+{
+    prox_mesh *ma = make_bumpy(3, 0.3, 0.2, 12, 0.3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    CHECK(ma && mb && ma->closed && mb->closed, "bumpy sphere and torus: closed meshes");
+    if (!ma || !mb) {
+        prox_mesh_free(ma), prox_mesh_free(mb);
+        return;
+    }
+    prox_ist *A = build(ma, 500), *B = build(mb, 500);
+    const double K[3] = {2, 1e4, 1e6};
+    uint64_t exp[3] = {0, 0, 0}, tests[3] = {0, 0, 0};
+    unsigned long long s = 5;
+    for (int i = 0; i < 4; i++) {
+        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        prox_vec3 off = prox_v3(check_rng_uniform(&s, 0, 1), check_rng_uniform(&s, 0, 1), check_rng_uniform(&s, 0, 1));
+        for (int k = 0; k < 3; k++) {
+            prox_xform xb = prox_xform_from_pose(prox_v3(K[k] + off.x, off.y, off.z), q);
+            prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_DISTANCE), NULL);
+            double exact = brute_mesh_distance(ma, mb, xb);
+            CHECK(r.complete && r.value >= exact * (1 - 1e-12) && r.value <= exact * (1 + 1e-9) && r.lower <= exact * (1 + 1e-12),
+                  "pose %d at %g: IST %.17g [%.17g, ...] against exact %.17g (complete %d)", i, K[k], r.value, r.lower, exact, r.complete);
+            exp[k] += r.expansions, tests[k] += r.leaf_tests;
+        }
+    }
+    for (int k = 1; k < 3; k++)
+        CHECK(exp[k] <= 4 * exp[0] && tests[k] <= 4 * tests[0], "at %g: %llu expansions, %llu leaf tests; at %g: %llu, %llu", K[k],
+              (unsigned long long)exp[k], (unsigned long long)tests[k], K[0], (unsigned long long)exp[0], (unsigned long long)tests[0]);
+    prox_ist_free(A), prox_ist_free(B);
+    prox_mesh_free(ma), prox_mesh_free(mb);
+}
+
 /* Parts thinner than about two voxels hold no voxel centre and so got no
  * inner sphere from the greedy packing; the build's thin-part pass gives
  * them spheres of their own (ist_build.c, thin_spheres). The comb at 2,000
@@ -1763,6 +1805,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_distance_flat_plates);
     RUN_TEST(test_distance_crossing_fins);
     RUN_TEST(test_distance_precise);
+    RUN_TEST(test_distance_far_apart);
     RUN_TEST(test_thin_parts);
     RUN_TEST(test_thin_shell);
     RUN_TEST(test_force_continuity_and_combined);
