@@ -227,6 +227,14 @@ typedef struct refine_best {
     double above;
 } refine_best;
 
+/* a refinement's start: distance d (its points zero until found), the
+ * triangle pair ta, tb (UINT32_MAX: none yet), chains held to `above` */
+static inline refine_best refine_start(double d, uint32_t ta, uint32_t tb, double above)
+{
+    refine_best r = {.d = d, .ta = ta, .tb = tb, .ed = INFINITY, .above = above};
+    return r;
+}
+
 /* The corner of triangle k of t that x is (t's frame carried by X if
  * given), within tol; -1 if none. */
 static int corner_at(const prox_ist *t, uint32_t k, const prox_xform *X, prox_vec3 x, double tol)
@@ -1083,7 +1091,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * the start's distance to the piece's outer ball (a bound that only
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
-    refine_best rb_ = {INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), best};
+    refine_best rb_ = refine_start(INFINITY, UINT32_MAX, UINT32_MAX, best);
     leaf_chains(p, i, j, ca, cb, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     /* where the chains' own pairs ended (a seen_on_a stop's points, which
@@ -1409,8 +1417,8 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
         settle_leaf(c, p, i, j, key);
         return;
     }
-    refine_best rb = {d,          prox_v3_madd(ca, u, A->spheres[i].r / len), prox_v3_madd(cb, u, -B->spheres[j].r / len),
-                      UINT32_MAX, UINT32_MAX, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), INFINITY};
+    refine_best rb = refine_start(d, UINT32_MAX, UINT32_MAX, INFINITY);
+    rb.pa = prox_v3_madd(ca, u, A->spheres[i].r / len), rb.pb = prox_v3_madd(cb, u, -B->spheres[j].r / len);
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
     leaf_chains(p, i, j, ca, cb, &rb);
@@ -1772,7 +1780,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      * nearest centroid test before the square root (the same): armadillo
      * -4% / -6%, bunny00 -3% / -5% instructions (40 random / 80 coherent). */
     const int precise = p->query->precise;
-    refine_best rb = {precise ? INFINITY : v, prox_v3(0, 0, 0), prox_v3(0, 0, 0), pl->ta, pl->tb, 0, INFINITY, prox_v3(0, 0, 0), prox_v3(0, 0, 0), v};
+    refine_best rb = refine_start(precise ? INFINITY : v, pl->ta, pl->tb, v);
     if (!past_deadline(p))
         walk_pairs(p, pl->ta, pl->tb, &rb);
     /* (where the search moves the answer to another minimum, the leaves

@@ -225,8 +225,8 @@ __attribute__((cold)) double ist_tritree_closest_far(const prox_ist *t, prox_vec
  * reach among them (an upper bound, never below `above`). Returns how many
  * were kept. No allocation: a fixed stack (children beyond its 128 entries
  * are skipped). deadline_ns (0: none; CLOCK_MONOTONIC): past it the search
- * stops, sets *cut and answers with what it found (*most then bounds
- * nothing). */
+ * stops, sets *cut (if not NULL) and answers with what it found (*most
+ * then bounds nothing). */
 uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
                            uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut);
 

@@ -858,7 +858,8 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
     while (top > 0) {
         /* out of time (a clock read every 32 visits): what was found */
         if (deadline_ns && (++visits & 31) == 0 && prox_now_ns() >= deadline_ns) {
-            *cut = 1;
+            if (cut)
+                *cut = 1;
             break;
         }
         const uint32_t ref = stack[--top];
