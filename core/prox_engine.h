@@ -104,12 +104,14 @@ typedef struct prox_query {
     int use_cache;          /* read and write the pairs' caches */
     uint32_t order;         /* prox_query_order: which node pair the traversal takes next */
     int precise;            /* DISTANCE between inner sphere trees: after the refinement, search
-                               the closest points' neighbourhood for another local minimum
-                               (bounded range queries in each mesh's triangle tree, a few
-                               triangle pair tests; no allocation, stops at the deadline).
-                               Never above the answer without it. 0 = off, the default:
-                               cheaper (3-33% fewer instructions on the bench meshes), may
-                               stop at a local minimum near the true one */
+                               the closest points' neighbourhood (a voxel) for another local
+                               minimum (range queries in each mesh's triangle tree, a few
+                               triangle pair tests; no allocation, stops at the deadline), and
+                               cut the refinement harder before it. Never below the exact
+                               distance; rarely above the answer without it (the cuts move
+                               the search's start). 0 = off, the default: the search costs
+                               -5% to +15% instructions on the bench meshes (README), and the
+                               answer may stop at a local minimum near the true one */
 } prox_query;
 
 /* The traversal's order. Best first takes the pair with the smallest key

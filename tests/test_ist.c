@@ -1060,8 +1060,9 @@ static double brute_mesh_distance(const prox_mesh *a, const prox_mesh *b, prox_x
 /* prox_query.precise (the search for another local minimum near the
  * answer, ist_distance.c near_minima) on two bumpy spheres of 1,280
  * triangles each, 500 inner spheres, 30 random poses near contact: the
- * answer is never below the exact distance (every triangle pair) and
- * never above the default answer (the same, empty, cache); where the
+ * answer is never below the exact distance (every triangle pair) and not
+ * above the default answer (the same, empty, cache; by more than 0.1%,
+ * see there); where the
  * default stops at a local minimum more than 5% over the exact distance
  * (the 180th pose of the sequence: 6.5%), the precise answer is the exact
  * one. A local search within a voxel of the answer cannot find every
@@ -1099,7 +1100,10 @@ static void test_distance_precise(void)
         CHECK(exact > 0, "pose %d: apart (%g)", i, exact);
         CHECK(rp.complete && rp.value >= exact * (1 - 1e-9) && rp.lower <= exact * (1 + 1e-9),
               "pose %d: precise %.9g [%.9g, ...] against exact %.9g", i, rp.value, rp.lower, exact);
-        CHECK(rp.value <= rd.value, "pose %d: precise %.17g above the default %.17g", i, rp.value, rd.value);
+        /* (not certain: precise also cuts the refinement before the search,
+         * which moves where it starts; one of 2,200 bench-mesh poses came
+         * out 0.004% above the default) */
+        CHECK(rp.value <= rd.value * (1 + 1e-3), "pose %d: precise %.17g above the default %.17g", i, rp.value, rd.value);
         CHECK(fabs(prox_v3_dist(rp.point_a, rp.point_b) - rp.value) <= 1e-9 * (1 + rp.value), "pose %d: witness points %g apart, value %g",
               i, prox_v3_dist(rp.point_a, rp.point_b), rp.value);
         better += rp.value < rd.value;
