@@ -2,6 +2,8 @@
 # run_distance.sh: prox distance (mesh BVH and inner sphere trees) against
 # FCL (OBBRSS, fcl::distance) on the libcgal-demo meshes, random poses with a
 # gap of 0..10% of the size and a coherent path; same poses, same run.
+# Also: held-out poses (seed 11) for the IST's error, the IST with
+# --precise on both pose sets, budgeted IST queries and flat plates.
 set -eu
 BUILD=${BUILD:-build}
 B=$BUILD/bench

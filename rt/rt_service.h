@@ -91,14 +91,21 @@ void rt_service_destroy(rt_service *s);
 /* ---- objects ---- */
 /* Load a mesh (built into an inner sphere tree or BVH), an .ist or a .vox
  * file under `name` at `pose` (NULL = identity). Builds on the calling
- * thread (may take seconds), then hands the object to the RT thread. */
+ * thread (may take seconds), then hands the object to the RT thread. A
+ * pose must be finite, translate at most PROX_MAX_TRANSLATION and rotate
+ * (R orthonormal, det +1); any other is refused, before the build, with a
+ * message saying which. Control thread; not RT safe. */
 int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
                            size_t errlen);
 /* Add an object built by the caller (rt_object_from_mesh...); the service
- * takes ownership on success (obj is cleared), the caller keeps it on failure. */
+ * takes ownership on success (obj is cleared), the caller keeps it on
+ * failure. The pose as for rt_service_load_object. Control thread. */
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err,
                           size_t errlen);
 int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t errlen);
+/* Move object `name` to `pose` (the pose as for rt_service_load_object;
+ * refused, with the object's name and what is wrong, otherwise). Queued to
+ * the RT thread, applied at its next cycle. Control thread. */
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen);
 /* Which object the device moves. */
 int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen);

@@ -1010,7 +1010,7 @@ static int pose_check(const prox_xform *p, const char *who, char *err, size_t er
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             finite &= isfinite(p->R.m[i][j]) != 0;
-    const char *sep = who ? ": " : "";
+    const char *sep = who && who[0] ? ": " : "";
     who = who ? who : "";
     if (!finite)
         snprintf(err, errlen, "%s%spose is not finite", who, sep);
@@ -1063,6 +1063,9 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
 {
     if (!name_ok(name, err, errlen))
         return -1;
+    const prox_xform id = prox_xform_identity();
+    if (pose_check(pose ? pose : &id, name, err, errlen) != 0) /* before a build that may take seconds */
+        return -1;
     rt_object obj;
     if (rt_object_load(path, &obj, err, errlen) != 0)
         return -1;
@@ -1113,7 +1116,7 @@ int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose,
         snprintf(err, errlen, "no pose");
         return -1;
     }
-    if (pose_check(pose, NULL, err, errlen) != 0)
+    if (pose_check(pose, name ? name : "", err, errlen) != 0)
         return -1;
     rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};
     return slot_cmd(s, name, &c, err, errlen);
