@@ -399,7 +399,10 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
 /* A chain whose first round ends more than this factor above the least of
  * the query's best distance when its place was settled and what its
  * place's chains found since (rb->above, rb->d), or whose later round ends
- * above it at all, takes no more rounds, and its first round's projection
+ * above it at all (both: by more than IST_CHAIN_SLACK voxels; precise
+ * queries use IST_CHAIN_ABOVE_PRECISE and IST_CHAIN_REACH_PRECISE, below,
+ * which keep some of the cuts listed here as not kept), takes no more
+ * rounds, and its first round's projection
  * onto B is bounded by IST_CHAIN_REACH times that (where B comes no
  * closer, the chain ends there). Most settled places offer nothing better:
  * their chains run into the best pair found so far or stay above it
@@ -484,7 +487,9 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * armadillo held-out random 92%); IST_RESETTLE_AWAY 0.55 (bunny00 random 0.10%); the seed's leaf
  * pair not settled where its cached pair was offered (+0.3% to +5%
  * coherent instructions); 40 candidates a side in near_minima (about -1%,
- * the same errors; 32: armadillo held-out random 1.9%). */
+ * the same errors; 32: armadillo held-out random 1.9%). (These were
+ * measured before IST_CHAIN_SLACK; the costs at the current revision are
+ * in the README.) */
 #define IST_CHAIN_ABOVE_PRECISE 1.05
 #define IST_CHAIN_REACH_PRECISE 1.2
 #define IST_RESETTLE_PRECISE 0.0
@@ -886,7 +891,7 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
      * mesh): see IST_THIN_BOTH. */
     const int from_b = A->orad_leaf[i] * B->spheres[j].r >= B->orad_leaf[j] * A->spheres[i].r;
     const int both = A->orad_leaf[i] > IST_THIN_BOTH * A->spheres[i].r || B->orad_leaf[j] > IST_THIN_BOTH * B->spheres[j].r;
-    int st = 0;
+    int st = IST_CHAIN_ENDED;
     if (from_b || both)
         st = project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, 0, A->spheres[i].tri, B->spheres[j].tri, rb);
     if (st == IST_CHAIN_AT_SEEN && both && p->query->precise)
@@ -1536,6 +1541,7 @@ typedef struct near_tri {
 } near_tri;
 
 #define IST_NEAR_CAP 48    /* candidates a side, the nearest kept */
+_Static_assert(IST_NEAR_CAP % 4 == 0, "near_minima's SSE ranking fills B's candidates four at a time");
 #define IST_NEAR_R 1.0      /* the search radius past d, in voxels */
 #define IST_NEAR_EPS 0.003  /* pairs that cannot beat d (1 - this) are dropped */
 #define IST_NEAR_PAIRS 3    /* pairs tested */
@@ -1775,7 +1781,9 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      * armadillo +5% / +8%, bunny00 +4% / +9%, fandisk about +7% on its
      * path: the search cannot run on every query within a few percent.
      * Since: B's capped query at once in place of its largest reach alone
-     * (the same answers bit for bit on every bench and held-out pose), and
+     * (measured: the same answers bit for bit on every bench and held-out
+     * pose; not certain, B's threshold no longer comes from A's capped
+     * query), and
      * the candidate pairs ranked four of B's at a time with SSE, the
      * nearest centroid test before the square root (the same): armadillo
      * -4% / -6%, bunny00 -3% / -5% instructions (40 random / 80 coherent). */

@@ -97,4 +97,3 @@ double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uin
     *closest = bq;
     return best;
 }
-
