@@ -1592,6 +1592,16 @@ static void near_load(const prox_ist *t, const prox_xform *X, const uint32_t *id
  * (they keep at most IST_NEAR_CAP triangles, but visit every box within
  * the radius that reaches far enough: without a deadline their work is
  * not bounded by a constant). */
+/* keep (a, b) among the IST_NEAR_PAIRS pairs of least c2 (key, nearest
+ * first; *kept so far) */
+static inline void near_keep(float *key, uint32_t *pi, uint32_t *pj, int *kept, float c2, uint32_t a, uint32_t b)
+{
+    int w = *kept < IST_NEAR_PAIRS ? (*kept)++ : IST_NEAR_PAIRS - 1;
+    while (w > 0 && key[w - 1] > c2)
+        key[w] = key[w - 1], pi[w] = pi[w - 1], pj[w] = pj[w - 1], w--;
+    key[w] = c2, pi[w] = a, pj[w] = b;
+}
+
 static void near_minima(const prox_pairstate *p, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
@@ -1679,10 +1689,7 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
                 const float c2j = c2s[l];
                 if ((kept == IST_NEAR_PAIRS && !(c2j < key[kept - 1])) || (ca[i].id == rb->ta && cb[j].id == rb->tb))
                     continue;
-                int w = kept < IST_NEAR_PAIRS ? kept++ : IST_NEAR_PAIRS - 1;
-                while (w > 0 && key[w - 1] > c2j)
-                    key[w] = key[w - 1], pi[w] = pi[w - 1], pj[w] = pj[w - 1], w--;
-                key[w] = c2j, pi[w] = ca[i].id, pj[w] = cb[j].id;
+                near_keep(key, pi, pj, &kept, c2j, ca[i].id, cb[j].id);
             }
         }
     }
@@ -1699,13 +1706,9 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
             const float along = dx * n0 + dy * n1 + dz * n2, l2 = c2 - along * along;
             float gl = sqrtf(l2 > 0 ? l2 : 0) - ca[i].r - cb[j].r;
             g = g > 0 ? g : 0, gl = gl > 0 ? gl : 0;
-            if (!(g * g + gl * gl < lim * lim) || (kept == IST_NEAR_PAIRS && !(c2 < key[kept - 1])) ||
-                (ca[i].id == rb->ta && cb[j].id == rb->tb))
+            if (!(g * g + gl * gl < lim * lim) || (ca[i].id == rb->ta && cb[j].id == rb->tb))
                 continue;
-            int w = kept < IST_NEAR_PAIRS ? kept++ : IST_NEAR_PAIRS - 1;
-            while (w > 0 && key[w - 1] > c2)
-                key[w] = key[w - 1], pi[w] = pi[w - 1], pj[w] = pj[w - 1], w--;
-            key[w] = c2, pi[w] = ca[i].id, pj[w] = cb[j].id;
+            near_keep(key, pi, pj, &kept, c2, ca[i].id, cb[j].id);
         }
 #endif
     for (int k = 0; k < kept && !past_deadline(p); k++) {
