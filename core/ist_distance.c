@@ -352,11 +352,12 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
             if (dn < nd)
                 nd = dn, next_a = ca, next_b = cb, na_p = qa, nb_p = qb;
         }
-        if (!(nd < d * (1 - 1e-12)))
+        const double below = d * (1 - 1e-12);
+        if (!(nd < below))
             corner_step(p, ta, tb, pa, pb, d, fan_v, rb, &nd, &next_a, &next_b, &na_p, &nb_p);
         if (!(nd <= d * (1 + 1e-12)))
             break;
-        flat = nd < d * (1 - 1e-12) ? 0 : flat + 1;
+        flat = nd < below ? 0 : flat + 1;
         prev_a = ta, prev_b = tb;
         ta = next_a, tb = next_b, d = nd, pa = na_p, pb = nb_p;
         if (d < rb->d)
@@ -605,9 +606,12 @@ static double closest_hinted(const prox_pairstate *p, const prox_ist *t, prox_ve
     ist_places *pl = p->scratch;
     /* (A and B the same mesh: one side, the same answers) */
     const uint32_t side = t == p->a->impl ? 0 : IST_MEMO_ON_B;
-    uint64_t bx, by, bz;
-    memcpy(&bx, &x.x, 8), memcpy(&by, &x.y, 8), memcpy(&bz, &x.z, 8);
-    const uint32_t k = (uint32_t)(((bx ^ by * 0x9e3779b97f4a7c15u ^ bz * 0xc2b2ae3d27d4eb4fu) * 0x94d049bb133111ebu) >> (64 - IST_MEMO_BITS));
+    uint32_t k = 0; /* the memo's slot: a hash of the point's bits (only where the memo is used) */
+    if (memo) {
+        uint64_t bx, by, bz;
+        memcpy(&bx, &x.x, 8), memcpy(&by, &x.y, 8), memcpy(&bz, &x.z, 8);
+        k = (uint32_t)(((bx ^ by * 0x9e3779b97f4a7c15u ^ bz * 0xc2b2ae3d27d4eb4fu) * 0x94d049bb133111ebu) >> (64 - IST_MEMO_BITS));
+    }
     if (memo && pl->memo_tri[k] && (pl->memo_tri[k] & IST_MEMO_ON_B) == side && pl->memo_x[k][0] == x.x && pl->memo_x[k][1] == x.y &&
         pl->memo_x[k][2] == x.z) {
         const uint32_t m = (pl->memo_tri[k] & ~IST_MEMO_ON_B) - 1;
@@ -689,9 +693,10 @@ static int project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint3
             rb->d = d, rb->pa = pa, rb->pb = pb, rb->ta = ta, rb->tb = tb;
         if (d < rb->ed)
             rb->ed = d, rb->ea = pa, rb->eb = pb;
-        if (it < IST_ROUNDS - 1 && d < last * (1 - 1e-9) && chain_seen(pl, ta, tb, it, pa))
+        const int closer = d < last * (1 - 1e-9);
+        if (it < IST_ROUNDS - 1 && closer && chain_seen(pl, ta, tb, it, pa))
             return IST_CHAIN_AT_SEEN;
-        if (!(d < last * (1 - 1e-9)) || d > fmax((it ? 1.0 : chain_above) * above, above + slack))
+        if (!closer || d > fmax((it ? 1.0 : chain_above) * above, above + slack))
             break;
         last = d;
         x = pb; /* B's point starts the next round */
@@ -1629,10 +1634,10 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
     if (cut)
         return;
     rb->tests += na + nb;
-    near_load(A, NULL, ida, na, nrm, prox_v3_dot(nrm, pa), 0, ca);
+    near_load(A, NULL, ida, na, nrm, la, 0, ca);
     near_load(B, &p->b_in_a, idb, nb, nrm, prox_v3_dot(nrm, pb), 1, cb);
     /* a pair's gap along n is at least d - e_a - e_b */
-    const float need = (float)(IST_NEAR_EPS * d);
+    const float need = (float)want;
     float ea = -INFINITY, eb = -INFINITY;
     for (uint32_t i = 0; i < na; i++)
         ea = ca[i].e > ea ? ca[i].e : ea;

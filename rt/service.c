@@ -471,7 +471,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                         double scale = (r.lower > 0 && r.value > r.lower) ? r.value / r.lower : 1.0;
                         if (scale > 20)
                             scale = 20;
-                        f_contact = prox_v3_scale(r.force, g->stiffness_n_per_m3 * scale);
+                        const double k_vol = g->stiffness_n_per_m3 * scale, f_margin = g->margin_stiffness_n_per_m * g->margin_m;
+                        f_contact = prox_v3_scale(r.force, k_vol);
                         tq_contact = prox_v3_scale(r.torque, g->stiffness_n_per_m3 * g->torque_scale * scale);
                         /* the margin force stays at its full value (its value
                          * at distance 0) along the volume's push, so the force
@@ -484,19 +485,20 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                          * first overlaps, or a tool so deep that the pushes
                          * cancel to rounding noise) the last contact's. */
                         const double fl = prox_v3_len(r.force);
-                        if (fl > 0 && g->stiffness_n_per_m3 * scale * fl >= g->margin_stiffness_n_per_m * g->margin_m)
+                        if (fl > 0 && k_vol * fl >= f_margin)
                             s->contact_nrm = prox_v3_scale(r.force, 1.0 / fl);
-                        f_contact = prox_v3_madd(f_contact, s->contact_nrm, g->margin_stiffness_n_per_m * g->margin_m);
+                        f_contact = prox_v3_madd(f_contact, s->contact_nrm, f_margin);
                         f_contact = prox_v3_madd(f_contact, s->proxy_v, -g->damping_n_s_per_m);
                     } else {
                         distance = r.value;
                         if (r.value < g->margin_m) {
                             /* (touching, the closest points coincide: the
                              * last contact's direction) */
-                            prox_vec3 nrm = prox_v3_normalize(prox_v3_sub(r.point_b, r.point_a));
-                            if (nrm.x != 0 || nrm.y != 0 || nrm.z != 0)
-                                s->contact_nrm = nrm;
-                            nrm = s->contact_nrm;
+                            const prox_vec3 ab = prox_v3_sub(r.point_b, r.point_a);
+                            const double l = prox_v3_len(ab);
+                            if (l > 0)
+                                s->contact_nrm = prox_v3_scale(ab, 1.0 / l);
+                            const prox_vec3 nrm = s->contact_nrm;
                             f_contact = prox_v3_scale(nrm, g->margin_stiffness_n_per_m * (g->margin_m - r.value));
                             f_contact = prox_v3_madd(f_contact, nrm, -g->damping_n_s_per_m * prox_v3_dot(s->proxy_v, nrm));
                             contact = 1;
@@ -504,10 +506,11 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                     }
                     if (hold_proxy)
                         s->proxy_hold_left--;
-                    else
+                    else {
                         s->proxy_hold_left = contact ? RT_PROXY_HOLD_MAX : 0;
-                    if (!contact && !hold_proxy) /* out of contact: the next one finds its own direction */
-                        s->contact_nrm = prox_v3(0, 0, 0);
+                        if (!contact) /* out of contact: the next one finds its own direction */
+                            s->contact_nrm = prox_v3(0, 0, 0);
+                    }
                 }
             }
         }
@@ -1006,7 +1009,7 @@ static int name_ok(const char *name, char *err, size_t errlen)
  * else -1 with what is wrong in err (after `who: ` when who is given). */
 static int pose_check(const prox_xform *p, const char *who, char *err, size_t errlen)
 {
-    int finite = isfinite(p->t.x) && isfinite(p->t.y) && isfinite(p->t.z);
+    int finite = prox_v3_isfinite(p->t);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             finite &= isfinite(p->R.m[i][j]) != 0;
@@ -1063,8 +1066,7 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
 {
     if (!name_ok(name, err, errlen))
         return -1;
-    const prox_xform id = prox_xform_identity();
-    if (pose_check(pose ? pose : &id, name, err, errlen) != 0) /* before a build that may take seconds */
+    if (pose && pose_check(pose, name, err, errlen) != 0) /* before a build that may take seconds (NULL: the identity) */
         return -1;
     rt_object obj;
     if (rt_object_load(path, &obj, err, errlen) != 0)
@@ -1116,7 +1118,7 @@ int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose,
         snprintf(err, errlen, "no pose");
         return -1;
     }
-    if (pose_check(pose, name ? name : "", err, errlen) != 0)
+    if (pose_check(pose, name, err, errlen) != 0)
         return -1;
     rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};
     return slot_cmd(s, name, &c, err, errlen);

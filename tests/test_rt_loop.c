@@ -539,14 +539,14 @@ static void test_bad_control_input(void)
         {{{1, 0, 0}, {0, 1, 0}, {0, 0, -1}}, "not a rotation"}, /* a mirror: orthonormal, det -1 */
         {{{1, 0, 0}, {0, NAN, 0}, {0, 0, 1}}, "not finite"},
     };
-    for (int k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof bad_R / sizeof bad_R[0]; k++) {
         prox_xform r = prox_xform_identity();
         memcpy(r.R.m, bad_R[k].R, sizeof r.R.m);
         err[0] = 0;
-        CHECK(rt_service_set_pose(svc, "nothing", &r, err, sizeof err) == -1 && strstr(err, bad_R[k].says), "R %d: %s", k, err);
+        CHECK(rt_service_set_pose(svc, "nothing", &r, err, sizeof err) == -1 && strstr(err, bad_R[k].says), "R %zu: %s", k, err);
         rt_object o = {0};
         CHECK(rt_service_add_object(svc, "r", &o, &r, err, sizeof err) == -1 && strstr(err, "r: pose") && strstr(err, bad_R[k].says),
-              "add, R %d: %s", k, err);
+              "add, R %zu: %s", k, err);
     }
     /* a rotation passes the pose check (and then finds no such object),
      * one with rounding off 1e-9 as well */
