@@ -323,19 +323,12 @@ void prox_ctx_add_volume_sum(prox_ctx *c, const prox_pairstate *p, double volume
 
 /* ---- the query ---- */
 
-/* A pose the queries cannot take: not finite, a translation beyond
- * PROX_MAX_TRANSLATION (squared distances would overflow), or a matrix that
- * is no rotation (prox_m3_is_rotation): the handlers invert poses by
+/* A pose the queries cannot take (prox_xform_check): not finite, a
+ * translation beyond PROX_MAX_TRANSLATION (squared distances would
+ * overflow), or a matrix that is no rotation: the handlers invert poses by
  * transposing, and R = 3 I or 0 gave answers that contradicted each other
  * (collide none, distance 0.79) */
-static int bad_xform(const prox_xform *x)
-{
-    /* (a NaN or inf fails every one of these compares: the rotation test's
-     * defect becomes NaN) */
-    if (!prox_translation_ok(x->t))
-        return 1;
-    return !prox_m3_is_rotation(&x->R);
-}
+static int bad_xform(const prox_xform *x) { return prox_xform_check(x) != PROX_XFORM_OK; }
 
 int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *pairs, uint32_t pair_count,
                    prox_result *out)

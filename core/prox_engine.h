@@ -178,6 +178,30 @@ static inline int prox_translation_ok(prox_vec3 t)
     return fabs(t.x) <= PROX_MAX_TRANSLATION && fabs(t.y) <= PROX_MAX_TRANSLATION && fabs(t.z) <= PROX_MAX_TRANSLATION;
 }
 
+/* What is wrong with a pose, where prox_query_run would refuse it as bad
+ * input (prox_xform_fault); PROX_XFORM_OK where it takes it. */
+typedef enum prox_xform_fault {
+    PROX_XFORM_OK = 0,
+    PROX_XFORM_NOT_FINITE,     /* a NaN or inf in R or t */
+    PROX_XFORM_TOO_FAR,        /* a translation component beyond PROX_MAX_TRANSLATION */
+    PROX_XFORM_NOT_ROTATION    /* R not orthonormal with det +1 (prox_m3_is_rotation) */
+} prox_xform_fault;
+/* the engine's test (a NaN or inf fails both compares: the rotation
+ * test's defect becomes NaN); only a refused pose is looked at further, to
+ * say why. RT safe. */
+static inline prox_xform_fault prox_xform_check(const prox_xform *x)
+{
+    if (prox_translation_ok(x->t) && prox_m3_is_rotation(&x->R))
+        return PROX_XFORM_OK;
+    int finite = isfinite(x->t.x) && isfinite(x->t.y) && isfinite(x->t.z);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            finite = finite && isfinite(x->R.m[i][j]);
+    if (!finite)
+        return PROX_XFORM_NOT_FINITE;
+    return prox_translation_ok(x->t) ? PROX_XFORM_NOT_ROTATION : PROX_XFORM_TOO_FAR;
+}
+
 /* One object pair of a forest: A at pose_a, B at pose_b (world frame). */
 typedef struct prox_object_pair {
     const prox_tree *a, *b;

@@ -1009,20 +1009,21 @@ static int name_ok(const char *name, char *err, size_t errlen)
  * else -1 with what is wrong in err (after `who: ` when who is given). */
 static int pose_check(const prox_xform *p, const char *who, char *err, size_t errlen)
 {
-    int finite = prox_v3_isfinite(p->t);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            finite &= isfinite(p->R.m[i][j]) != 0;
     const char *sep = who && who[0] ? ": " : "";
     who = who ? who : "";
-    if (!finite)
-        snprintf(err, errlen, "%s%spose is not finite", who, sep);
-    else if (!prox_translation_ok(p->t))
-        snprintf(err, errlen, "%s%spose translates beyond %g", who, sep, PROX_MAX_TRANSLATION);
-    else if (!prox_m3_is_rotation(&p->R))
-        snprintf(err, errlen, "%s%spose matrix is not a rotation (orthonormal, det +1)", who, sep);
-    else
+    switch (prox_xform_check(p)) {
+    case PROX_XFORM_OK:
         return 0;
+    case PROX_XFORM_NOT_FINITE:
+        snprintf(err, errlen, "%s%spose is not finite", who, sep);
+        break;
+    case PROX_XFORM_TOO_FAR:
+        snprintf(err, errlen, "%s%spose translates beyond %g", who, sep, PROX_MAX_TRANSLATION);
+        break;
+    case PROX_XFORM_NOT_ROTATION:
+        snprintf(err, errlen, "%s%spose matrix is not a rotation (orthonormal, det +1)", who, sep);
+        break;
+    }
     return -1;
 }
 

@@ -788,10 +788,27 @@ static void test_bad_input(void)
     bad[2].R.m[2][2] = -1;
     bad[3].t.x = 1e300;
     bad[4].t.y = -2e15; /* an inner sphere tree answered +inf at 1e30, "complete" */
+    /* and prox_xform_check says why (the service's messages rest on it) */
+    const prox_xform_fault why[5] = {PROX_XFORM_NOT_ROTATION, PROX_XFORM_NOT_ROTATION, PROX_XFORM_NOT_ROTATION,
+                                     PROX_XFORM_TOO_FAR, PROX_XFORM_TOO_FAR};
     for (int i = 0; i < 5; i++) {
         op.pose_b = bad[i];
         CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "bad pose %d", i);
+        CHECK(prox_xform_check(&bad[i]) == why[i], "bad pose %d: fault %d, want %d", i, (int)prox_xform_check(&bad[i]),
+              (int)why[i]);
     }
+    /* not finite wins over the rest: a NaN anywhere, an inf translation */
+    for (int k = 0; k < 12; k++) {
+        prox_xform x = prox_xform_identity();
+        double *slot = k < 9 ? &x.R.m[k / 3][k % 3] : (k == 9 ? &x.t.x : k == 10 ? &x.t.y : &x.t.z);
+        *slot = k % 2 ? NAN : -INFINITY;
+        CHECK(prox_xform_check(&x) == PROX_XFORM_NOT_FINITE, "non-finite slot %d: fault %d", k, (int)prox_xform_check(&x));
+        op.pose_b = x;
+        CHECK(prox_query_run(eng, &q, &op, 1, &r) == -1 && (r.flags & PROX_RESULT_BAD_INPUT), "non-finite slot %d", k);
+    }
+    op.pose_b = prox_xform_from_pose(prox_v3(0, 0, PROX_MAX_TRANSLATION), prox_quat_normalize((prox_quat){1, 2, 3, 4}));
+    CHECK(prox_xform_check(&op.pose_b) == PROX_XFORM_OK, "a rotation from a quaternion at the largest translation is fine");
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0, "a rotation from a quaternion at the largest translation passes");
     op.pose_b = prox_xform_from_pose(prox_v3(0, 0, 0), prox_quat_normalize((prox_quat){1, 2, 3, 4}));
     CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0, "a rotation from a quaternion passes");
 }
