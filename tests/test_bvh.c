@@ -991,6 +991,29 @@ static void test_cli(void)
     CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--budget-us"), "bad budget: %s", err);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order fast", prox_bin, pa, pb, pp);
     CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--order is auto, best or depth"), "bad order: %s", err);
+    /* an option of another command, which it would ignore, is refused and
+     * named (exit 2; the first line says why, the last is the usage) */
+    const char *wrong[][3] = {{"distance", "--boxes", ""},        {"collide", "--spheres", " 100"},
+                              {"collide", "--coherent", ""},      {"penvol", "--precise", ""},
+                              {"penvol", "--max-distance", " 1"}, {"distance", "--spheres", " 100"}};
+    for (int k = 0; k < 6; k++) {
+        snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s%s", prox_bin, wrong[k][0], pa, pb, pp, wrong[k][1], wrong[k][2]);
+        CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage: prox ") && n == 0, "%s %s: exit, usage: %s",
+              wrong[k][0], wrong[k][1], err);
+        snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s%s 2>&1 >/dev/null | head -n 1", prox_bin, wrong[k][0], pa, pb, pp,
+                 wrong[k][1], wrong[k][2]);
+        run_cmd(cmd, out, 64, &n, err);
+        char want[128];
+        if (k < 5)
+            snprintf(want, sizeof want, "prox %s: %s is not an option of %s", wrong[k][0], wrong[k][1], wrong[k][0]);
+        else
+            snprintf(want, sizeof want, "prox distance: --spheres sizes the inner sphere trees built from meshes: it needs --ist");
+        CHECK(n == 1 && strstr(out[0], want), "%s %s: first line '%s', want '%s'", wrong[k][0], wrong[k][1], n ? out[0] : "",
+              want);
+    }
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s --frob 2>&1 >/dev/null | head -n 1", prox_bin, pa, pb, pp);
+    run_cmd(cmd, out, 64, &n, err);
+    CHECK(n == 1 && strstr(out[0], "unknown option '--frob'"), "unknown option: '%s'", n ? out[0] : "");
     snprintf(cmd, sizeof cmd, "%s collide %s %s/missing.obj %s", prox_bin, pa, dir, pp);
     CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "missing.obj"), "missing mesh: %s", err);
     f = fopen(pp, "w");

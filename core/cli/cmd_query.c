@@ -16,7 +16,9 @@
  * --order picks the traversal order (prox_query.order): auto (default),
  * best (smallest key first) or depth (last pushed first).
  * --precise (distance) sets prox_query.precise: inner sphere trees search
- * the answer's neighbourhood for another local minimum. */
+ * the answer's neighbourhood for another local minimum.
+ * Each command takes the options its usage line (cli.h) lists and refuses
+ * the others by name. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,19 @@ static int takes_value(const char *s)
     return 0;
 }
 
+/* whether the command's usage line offers option s ("[--opt]" or
+ * "[--opt VALUE"): each command takes exactly the options its usage line
+ * lists, so one that would be ignored (--boxes to distance, --spheres to
+ * collide) is refused instead */
+static int offered(const char *usage, const char *s)
+{
+    size_t n = strlen(s);
+    for (const char *u = strstr(usage, s); u; u = strstr(u + 1, s))
+        if (u > usage && u[-1] == '[' && (u[n] == ']' || u[n] == ' '))
+            return 1;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
 {
     memset(qa, 0, sizeof *qa);
@@ -53,6 +68,14 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
     int np = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
+        if (s[0] == '-' && s[1] == '-' && s[2] && !offered(usage, s)) {
+            /* a known option of another command, or none at all */
+            if (offered(PROX_USAGE_DISTANCE, s) || offered(PROX_USAGE_COLLIDE, s) || offered(PROX_USAGE_PENVOL, s))
+                fprintf(stderr, "prox %s: %s is not an option of %s\nusage: prox %s\n", argv[0], s, argv[0], usage);
+            else
+                fprintf(stderr, "prox %s: unknown option '%s'\nusage: prox %s\n", argv[0], s, usage);
+            return -1;
+        }
         if (!strcmp(s, "--coherent"))
             qa->coherent = 1;
         else if (!strcmp(s, "--normalize"))
@@ -121,6 +144,11 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             fprintf(stderr, "prox %s: too many arguments\nusage: prox %s\n", argv[0], usage);
             return -1;
         }
+    }
+    if (qa->spheres && !qa->ist && !strcmp(argv[0], "distance")) {
+        fprintf(stderr, "prox distance: --spheres sizes the inner sphere trees built from meshes: it needs --ist\nusage: prox %s\n",
+                usage);
+        return -1;
     }
     if (np != 3) {
         fprintf(stderr, "usage: prox %s\n", usage);
@@ -216,10 +244,6 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     query_args qa;
     if (parse_args(argc, argv, &qa, usage))
         return 2;
-    if (qa.precise && kind != PROX_QUERY_DISTANCE) {
-        fprintf(stderr, "prox %s: --precise is an option of distance queries\nusage: prox %s\n", argv[0], usage);
-        return 2;
-    }
     prox_xform *poses;
     size_t n;
     if (read_poses(qa.poses, &poses, &n))
