@@ -20,6 +20,9 @@ stat() { sed -n 's/.*median_us=\([0-9.]*\) p99_us=\([0-9.]*\) max_us=\([0-9.]*\)
 # column of each output: the distance)
 rel_errs() { paste "$1" "$2" | awk '{ f=$1; i=$5; if (f > 0) { r=(i-f)/f; if (r<0) r=-r; print r } }' | sort -g; }
 max_err() { rel_errs "$1" "$2" | tail -n 1 | awk '{ printf "%.2g", $1 }'; }
+# how many of prox's answers (second file) are below FCL's exact distance
+# (first file) by more than rounding: an IST distance never should be
+below() { paste "$1" "$2" | awk '$5 < $1 * (1 - 1e-9) { b++ } END { printf "%d", b }'; }
 # median / p90 / p95 / p99 / max of them
 ist_errs() {
     rel_errs "$1" "$2" | awk '{ e[NR]=$1 } END { n=NR; q(0.5); q(0.90); q(0.95); q(0.99); printf "%.4f\n", e[n] }
@@ -62,28 +65,35 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
 done
 # Held-out poses: the refinement's constants (ist_distance.c) were chosen on
 # the seed-7 poses above, so its errors are measured again on poses no
-# choice saw: seed 11, N_HELD random poses and an N_HELD-pose path.
+# choice saw: N_HELD random poses and an N_HELD-pose path for each seed.
+# Seed 11 was held out until the chain stop and --precise were tuned on it
+# (2026-11), so seed 13, which nothing has been tuned on, is the held-out
+# set now; seed 11 stays for comparison with earlier runs.
 N_HELD=${N_HELD:-1000}
+HELD_SEEDS=${HELD_SEEDS:-11 13}
 {
 echo
-echo "IST rel err on held-out poses (gen_poses seed 11; the table above uses seed 7, the poses the IST refinement"
-echo "was tuned on): median / p90 / p95 / p99 / max"
+echo "IST rel err on held-out poses (gen_poses seeds $HELD_SEEDS; the table above uses seed 7, the poses the IST"
+echo "refinement was tuned on; seed 11 has been tuned on since 2026-11, seed 13 never): median / p90 / p95 / p99 / max,"
+echo "then the poses below FCL's exact distance (must be 0)"
 echo
-echo "| mesh | random ($N_HELD) | coherent ($N_HELD) |"
-echo "|---|---|---|"
+printf "| mesh |"; for sd in $HELD_SEEDS; do printf " seed %s random (%s) | seed %s coherent (%s) |" $sd $N_HELD $sd $N_HELD; done; echo
+printf "|---|"; for sd in $HELD_SEEDS; do printf -- "---|---|"; done; echo
 } >> "$out"
 for m in bunny00 armadillo knot1 fandisk elephant; do
     f=data/meshes/$m.off
     row="| $m |"
     prow="| $m |"
-    for kind in random coherent; do
-        "$B/gen_poses" "$f" "$f" $N_HELD 11 $kind > "$tmp/poses" 2>/dev/null
-        coh=""; [ $kind = coherent ] && coh="--coherent"
-        "$B/fcl_distance" "$f" "$f" "$tmp/poses" --normalize > "$tmp/fcl.out" 2> "$tmp/fcl.err"
-        "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh > "$tmp/ist.out" 2> "$tmp/ist.err"
-        "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh --precise > "$tmp/istp.out" 2> "$tmp/istp.err"
-        row="$row $(ist_errs "$tmp/fcl.out" "$tmp/ist.out" | sed 's| | / |g') |"
-        prow="$prow $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}') |"
+    for sd in $HELD_SEEDS; do
+        for kind in random coherent; do
+            "$B/gen_poses" "$f" "$f" $N_HELD $sd $kind > "$tmp/poses" 2>/dev/null
+            coh=""; [ $kind = coherent ] && coh="--coherent"
+            "$B/fcl_distance" "$f" "$f" "$tmp/poses" --normalize > "$tmp/fcl.out" 2> "$tmp/fcl.err"
+            "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh > "$tmp/ist.out" 2> "$tmp/ist.err"
+            "$BUILD/prox" distance "$tmp/$m.ist" "$tmp/$m.ist" "$tmp/poses" $coh --precise > "$tmp/istp.out" 2> "$tmp/istp.err"
+            row="$row $(ist_errs "$tmp/fcl.out" "$tmp/ist.out" | sed 's| | / |g'), $(below "$tmp/fcl.out" "$tmp/ist.out") |"
+            prow="$prow $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}'), $(below "$tmp/fcl.out" "$tmp/istp.out") |"
+        done
     done
     echo "$row" >> "$out"
     echo "$prow" >> "$tmp/precise_held"
@@ -103,10 +113,10 @@ echo "| mesh | poses | IST med/p99/max | IST --precise med/p99/max | precise rat
 echo "|---|---|---|---|---|---|---|---|"
 cat "$tmp/precise"
 echo
-echo "Held-out poses (seed 11, as above) with \`--precise\`: rel err p99 / max"
+echo "Held-out poses (seeds $HELD_SEEDS, as above) with \`--precise\`: rel err p99 / max, poses below exact"
 echo
-echo "| mesh | random ($N_HELD) | coherent ($N_HELD) |"
-echo "|---|---|---|"
+printf "| mesh |"; for sd in $HELD_SEEDS; do printf " seed %s random (%s) | seed %s coherent (%s) |" $sd $N_HELD $sd $N_HELD; done; echo
+printf "|---|"; for sd in $HELD_SEEDS; do printf -- "---|---|"; done; echo
 cat "$tmp/precise_held"
 } >> "$out"
 # Budgeted IST distance (the time-critical query: the best answer found by
