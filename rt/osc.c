@@ -12,7 +12,9 @@
  * future time tag until its own receive loop, which this server never
  * runs: such bundles would pile up unanswered). The elements of a bundle are dispatched one by one,
  * each answered on its own: a bad element changes nothing itself but does
- * not undo the elements before it.
+ * not undo the elements before it. The loop commands of the good ones are
+ * held back and handed to the loop together (rt_service_bundle_begin), so
+ * they take effect in the same cycle.
  */
 #include "rt_osc.h"
 
@@ -908,11 +910,19 @@ int rt_osc_poll(rt_osc *o, int timeout_ms)
             atomic_fetch_add(&o->malformed, 1);
             osc_fail(o, addr, "%s", why);
         } else if (n >= 8 && buf[0] == '#') {
-            /* bundles: let liblo walk them */
+            /* bundles: let liblo walk them; the service holds their
+             * commands back and hands them to the loop together, so they
+             * take effect in one cycle (rt_service_bundle_begin) */
+            char berr[160];
+            const int held = rt_service_bundle_begin(o->svc, berr, sizeof berr) == 0;
+            if (!held)
+                osc_fail(o, "#bundle", "%s: its elements run one by one", berr);
             if (lo_server_dispatch_data(o->lo, buf, (size_t)n) < 0) {
                 atomic_fetch_add(&o->malformed, 1);
                 osc_fail(o, "#bundle", "malformed OSC bundle");
             }
+            if (held && rt_service_bundle_end(o->svc, berr, sizeof berr) < 0)
+                osc_fail(o, "#bundle", "%s", berr);
         } else {
             lo_message m = n > 0 ? lo_message_deserialise(buf, (size_t)n, &res) : NULL;
             if (!m) {

@@ -40,6 +40,21 @@ int rt_ring_push(rt_ring *r, const void *elem)
     return 0;
 }
 
+int rt_ring_push_n(rt_ring *r, const void *elems, uint32_t n)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (n > r->capacity || h - t > r->capacity - n) {
+        atomic_fetch_add_explicit(&r->drops, 1, memory_order_relaxed);
+        return -1;
+    }
+    const unsigned char *src = elems;
+    for (uint32_t i = 0; i < n; i++)
+        memcpy(r->data + (size_t)((h + i) & r->mask) * r->elem_size, src + (size_t)i * r->elem_size, r->elem_size);
+    atomic_store_explicit(&r->head, h + n, memory_order_release);
+    return 0;
+}
+
 int rt_ring_pop(rt_ring *r, void *elem)
 {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -26,6 +26,10 @@ int rt_ring_init(rt_ring *r, uint32_t capacity, size_t elem_size);
 void rt_ring_free(rt_ring *r);
 /* producer: 0, or -1 when full (counted in drops) */
 int rt_ring_push(rt_ring *r, const void *elem);
+/* producer: n records at once, published together (the consumer sees
+ * none of them or all); 0, or -1 when fewer than n slots are free (nothing
+ * written, one drop counted) */
+int rt_ring_push_n(rt_ring *r, const void *elems, uint32_t n);
 /* consumer: 0, or -1 when empty */
 int rt_ring_pop(rt_ring *r, void *elem);
 uint32_t rt_ring_count(rt_ring *r);

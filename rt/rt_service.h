@@ -61,7 +61,8 @@ typedef struct rt_config {
     uint32_t voxel_ring_capacity;
     uint32_t telemetry_ring_capacity;
     uint32_t max_objects;       /* 1 .. RT_MAX_OBJECTS */
-    uint32_t max_cmds_per_cycle;
+    uint32_t max_cmds_per_cycle; /* commands a cycle applies at most, and a bundle holds at most (a cycle finishes a
+                                    bundle it started: up to twice this less one in a cycle) */
     uint32_t max_voxels_per_cycle;
     double voxel_budget_us;     /* time the loop spends on voxel updates per cycle at most (default
                                    100; above 0, below the period); the rest wait for the next cycles */
@@ -109,6 +110,27 @@ int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t 
 int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose, char *err, size_t errlen);
 /* Which object the device moves. */
 int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen);
+
+/* ---- bundles ----
+ * Between rt_service_bundle_begin and rt_service_bundle_end, the calling
+ * thread's control commands (add and load, remove, pose, tool, budget,
+ * gains, limits, forces) are checked and answered as usual but held back,
+ * then handed to the loop together: the loop applies all of them in one
+ * cycle (it finishes a bundle it has started even past max_cmds_per_cycle),
+ * so no cycle sees part of it (OSC 1.0: the messages of a bundle take
+ * effect together). A bundle holds at most max_cmds_per_cycle commands; a
+ * command beyond that, or one the command queue would have no room for
+ * with the bundle's, is refused (nothing of it queued). Other threads'
+ * commands go to the loop as before, ahead of the bundle. Voxel updates
+ * have their own queue and are not held. Bundles nest (the outermost end
+ * hands them over); one thread at a time holds one. Before the loop runs
+ * (never started, not yet stepped) commands apply at once, as always.
+ * rt_service_bundle_begin: 0, or -1 with err where another thread holds a
+ * bundle open. rt_service_bundle_end: how many commands it handed over
+ * (0 for an inner end), or -1 with err where the calling thread holds no
+ * bundle. Control thread. */
+int rt_service_bundle_begin(rt_service *s, char *err, size_t errlen);
+int rt_service_bundle_end(rt_service *s, char *err, size_t errlen);
 
 /* ---- parameters ---- */
 int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t errlen);

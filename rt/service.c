@@ -45,7 +45,8 @@ typedef struct rt_cmd {
     const prox_tree *tree;
     prox_xform pose;
     double v[8];
-    uint32_t gen; /* ADD: the object's generation (see rt_vox_msg) */
+    uint32_t gen;  /* ADD: the object's generation (see rt_vox_msg) */
+    uint32_t more; /* a bundle's command with more of it behind (rt_service_bundle_begin) */
 } rt_cmd;
 
 /* A voxel update for the object in `slot` whose generation is `gen`: every
@@ -133,6 +134,13 @@ struct rt_service {
     FILE *record;
     rt_telemetry last_tel;
     uint64_t tel_received, tel_gaps;
+    /* the bundle open (under ctl_lock): its commands, held back until
+     * rt_service_bundle_end hands them to the loop at once */
+    rt_cmd *bundle;       /* max_cmds_per_cycle */
+    uint32_t bundle_n;    /* commands held */
+    int bundle_depth;     /* begins less ends; 0: none open */
+    pthread_t bundle_owner;
+    uint64_t cmd_refused; /* commands refused before the queue (its room, a bundle's size) */
     /* non-RT mirrors of RT parameters, for status (under ctl_lock) */
     double budget_mirror_us;
     int forces_mirror;
@@ -344,8 +352,10 @@ static prox_vec3 coupling(const rt_service *s, const dev_state *st, double f_lim
 static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
     /* 1. commands and voxel updates, bounded */
+    /* (a bundle started is finished: pushed at once, it is all there) */
     rt_cmd c;
-    for (uint32_t i = 0; i < s->cfg.max_cmds_per_cycle && rt_ring_pop(&s->cmd, &c) == 0; i++)
+    c.more = 0;
+    for (uint32_t i = 0; (i < s->cfg.max_cmds_per_cycle || c.more) && rt_ring_pop(&s->cmd, &c) == 0; i++)
         apply_cmd(s, &c);
     /* voxel updates: at most max_voxels_per_cycle, and for at most
      * voxel_budget_us (a clock read every RT_VOXEL_CLOCK_EVERY updates);
@@ -787,6 +797,7 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
     atomic_init(&s->lat_min_ns, 0);
     s->slots = calloc(c.max_objects, sizeof *s->slots);
     s->objects = calloc(c.max_objects, sizeof *s->objects);
+    s->bundle = calloc(c.max_cmds_per_cycle ? c.max_cmds_per_cycle : 1, sizeof *s->bundle);
     s->pairs = calloc(c.max_objects, sizeof *s->pairs);
     /* fronts let coherent queries start from the last cycle's cut (mesh
      * distance) or contact list (inner-sphere penetration volume) */
@@ -798,7 +809,7 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
         prox_bank_register_defaults(s->bank);
     prox_engine_def ed = {c.queue_capacity, c.max_objects};
     s->engine = s->bank ? prox_engine_create(&ed, s->bank) : NULL;
-    if (!s->slots || !s->objects || !s->pairs || !s->engine || (c.front_pairs && !s->fronts) || rt_ring_init(&s->cmd, c.cmd_ring_capacity, sizeof(rt_cmd)) ||
+    if (!s->slots || !s->objects || !s->bundle || !s->pairs || !s->engine || (c.front_pairs && !s->fronts) || rt_ring_init(&s->cmd, c.cmd_ring_capacity, sizeof(rt_cmd)) ||
         rt_ring_init(&s->vox, c.voxel_ring_capacity, sizeof(rt_vox_msg)) ||
         rt_ring_init(&s->tel, c.telemetry_ring_capacity, sizeof(rt_telemetry)) ||
         rt_ring_init(&s->rel, c.max_objects * 2, sizeof(uint32_t))) {
@@ -949,6 +960,7 @@ void rt_service_destroy(rt_service *s)
     prox_bank_destroy(s->bank);
     free(s->slots);
     free(s->objects);
+    free(s->bundle);
     free(s->pairs);
     free(s->fronts);
     pthread_mutex_destroy(&s->ctl_lock);
@@ -979,11 +991,68 @@ static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t err
         }
         return 0;
     }
+    /* a bundle's commands keep their room in the queue from the start, so
+     * that its end can hand them all over */
+    const int mine = s->bundle_depth > 0 && pthread_equal(s->bundle_owner, pthread_self());
+    if (rt_ring_count(&s->cmd) + s->bundle_n >= s->cmd.capacity) {
+        s->cmd_refused++;
+        snprintf(err, errlen, "command queue full (%u commands%s); try again", s->cmd.capacity,
+                 s->bundle_n ? ", a bundle's held back included" : "");
+        return -1;
+    }
+    if (mine) {
+        if (s->bundle_n >= s->cfg.max_cmds_per_cycle) {
+            s->cmd_refused++;
+            snprintf(err, errlen, "a bundle holds at most %u commands (max_cmds_per_cycle)", s->cfg.max_cmds_per_cycle);
+            return -1;
+        }
+        s->bundle[s->bundle_n] = *c;
+        s->bundle[s->bundle_n++].more = 1;
+        return 0;
+    }
     if (rt_ring_push(&s->cmd, c) != 0) {
         snprintf(err, errlen, "command queue full (%u commands); try again", s->cmd.capacity);
         return -1;
     }
     return 0;
+}
+
+int rt_service_bundle_begin(rt_service *s, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = 0;
+    if (s->bundle_depth > 0 && !pthread_equal(s->bundle_owner, pthread_self())) {
+        snprintf(err, errlen, "another thread holds a bundle open");
+        rc = -1;
+    } else if (s->bundle_depth++ == 0) {
+        s->bundle_owner = pthread_self();
+        s->bundle_n = 0;
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
+}
+
+int rt_service_bundle_end(rt_service *s, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->ctl_lock);
+    int rc = 0;
+    if (s->bundle_depth == 0 || !pthread_equal(s->bundle_owner, pthread_self())) {
+        snprintf(err, errlen, "no bundle open on this thread");
+        rc = -1;
+    } else if (--s->bundle_depth == 0 && s->bundle_n) {
+        /* the room was kept (push_cmd_locked) and only the loop takes
+         * commands out meanwhile: this cannot be refused */
+        s->bundle[s->bundle_n - 1].more = 0;
+        if (rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
+            snprintf(err, errlen, "command queue full: a bundle of %u commands lost", s->bundle_n);
+            s->cmd_refused += s->bundle_n;
+            rc = -1;
+        } else
+            rc = (int)s->bundle_n;
+        s->bundle_n = 0;
+    }
+    pthread_mutex_unlock(&s->ctl_lock);
+    return rc;
 }
 
 static int find_locked(rt_service *s, const char *name)
@@ -1046,7 +1115,7 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         if (slot < 0) {
             snprintf(err, errlen, "scene full (%u objects)", s->cfg.max_objects);
         } else {
-            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, ++s->next_gen};
+            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, ++s->next_gen, 0};
             if (push_cmd_locked(s, &c, err, errlen) == 0) {
                 nrt_object *o = &s->objects[slot];
                 snprintf(o->name, sizeof o->name, "%s", name);
@@ -1086,7 +1155,7 @@ int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t 
     if (slot < 0)
         snprintf(err, errlen, "no object named '%s'", name ? name : "");
     else {
-        rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}, 0};
+        rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}, 0, 0};
         s->objects[slot].removing = 1;
         if (push_cmd_locked(s, &c, err, errlen) == 0) {
             rc = 0;
@@ -1121,13 +1190,13 @@ int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose,
     }
     if (pose_check(pose, name, err, errlen) != 0)
         return -1;
-    rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0};
+    rt_cmd c = {CMD_POSE, 0, NULL, *pose, {0}, 0, 0};
     return slot_cmd(s, name, &c, err, errlen);
 }
 
 int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen)
 {
-    rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}, 0};
+    rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}, 0, 0};
     int rc = slot_cmd(s, name, &c, err, errlen);
     if (rc == 0) {
         pthread_mutex_lock(&s->ctl_lock);
@@ -1152,7 +1221,7 @@ int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t 
         snprintf(err, errlen, "budget must be 0..%.0f us (the loop period)", period_us);
         return -1;
     }
-    rt_cmd c = {CMD_BUDGET, 0, NULL, prox_xform_identity(), {budget_us}, 0};
+    rt_cmd c = {CMD_BUDGET, 0, NULL, prox_xform_identity(), {budget_us}, 0, 0};
     pthread_mutex_lock(&s->ctl_lock);
     int rc = push_cmd_locked(s, &c, err, errlen);
     if (rc == 0)
@@ -1172,7 +1241,7 @@ int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t err
         snprintf(err, errlen, "%s (%g N/m, %g N s/m)", why, s->dev->info.max_stiffness_n_per_m, s->dev->info.max_damping_n_s_per_m);
         return -1;
     }
-    rt_cmd c = {CMD_GAINS, 0, NULL, prox_xform_identity(), {0}, 0};
+    rt_cmd c = {CMD_GAINS, 0, NULL, prox_xform_identity(), {0}, 0, 0};
     memcpy(c.v, g, sizeof *g);
     return global_cmd(s, &c, err, errlen);
 }
@@ -1183,7 +1252,7 @@ int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t e
         snprintf(err, errlen, "limits must be finite and non-negative (watchdog and stale times positive)");
         return -1;
     }
-    rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}, 0};
+    rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}, 0, 0};
     memcpy(c.v, l, sizeof *l);
     int rc = global_cmd(s, &c, err, errlen);
     if (rc == 0) /* the watchdog (its own thread) takes the new limit at once */
@@ -1193,7 +1262,7 @@ int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t e
 
 int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen)
 {
-    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}, 0};
+    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}, 0, 0};
     pthread_mutex_lock(&s->ctl_lock);
     int rc = push_cmd_locked(s, &c, err, errlen);
     if (rc == 0)
@@ -1341,6 +1410,9 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->query_max_us = hist_pct(s->query_hist, 1.0);
     o->budget_overshoot_max_us = (double)atomic_load(&s->overshoot_max_ns) * 1e-3;
     o->cmd_drops = rt_ring_drops(&s->cmd);
+    pthread_mutex_lock(&s->ctl_lock);
+    o->cmd_drops += s->cmd_refused;
+    pthread_mutex_unlock(&s->ctl_lock);
     o->voxel_drops = atomic_load_explicit(&s->voxel_drops, memory_order_relaxed);
     o->voxel_queued = rt_ring_count(&s->vox);
     o->telemetry_drops = rt_ring_drops(&s->tel);

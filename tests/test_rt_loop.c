@@ -647,9 +647,227 @@ static void test_replay_driver(void)
     CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, path), "missing file: %s", err);
 }
 
+/* ---- bundles: commands handed to the loop together ---- */
+
+typedef struct last_tel {
+    pthread_mutex_t lock;
+    rt_telemetry t;
+    long n;
+    /* distances seen that no whole bundle gives (test_bundle_running) */
+    long torn, near, far;
+    double near_d;
+} last_tel;
+
+static void on_last(const rt_telemetry *t, void *user)
+{
+    last_tel *w = user;
+    pthread_mutex_lock(&w->lock);
+    w->t = *t;
+    w->n++;
+    if (t->distance_m < 0)
+        w->far++;
+    else if (fabs(t->distance_m - w->near_d) < 2e-4)
+        w->near++;
+    else
+        w->torn++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* a 2 cm ball at the origin as the tool (the null device holds it there)
+ * and four 2 cm balls o1..o4 far off; 0, or -1 with err */
+static int bundle_scene(rt_service *svc, char *err)
+{
+    prox_mesh *m = prox_mesh_make_sphere(0.02, 2);
+    if (!m || add(svc, "tool", m, prox_v3(0, 0, 0), err) || rt_service_set_tool(svc, "tool", err, 256))
+        return -1;
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", i);
+        prox_mesh *mi = prox_mesh_make_sphere(0.02, 2);
+        if (!mi || add(svc, name, mi, prox_v3(10.0 * i, 0, 0), err))
+            return -1;
+    }
+    return 0;
+}
+
+/* o_i's pose near the tool: its surface 5 - i mm from the tool's along
+ * +x (o4 the closest, at 1 mm; all within the 5 mm margin) or far off */
+static prox_xform near_pose(int i, int near)
+{
+    return prox_xform_from_pose(near ? prox_v3(0.04 + 0.001 * (5 - i), 0, 0) : prox_v3(10.0 * i, 0, 0), prox_quat_identity());
+}
+
+static double step_distance(rt_service *svc, last_tel *w, uint64_t t_ns, char *err)
+{
+    CHECK(rt_service_step(svc, t_ns, err, 256) == 0, "step: %s", err);
+    pthread_mutex_lock(&w->lock);
+    double d = w->t.distance_m;
+    pthread_mutex_unlock(&w->lock);
+    return d;
+}
+
+static void *begin_elsewhere(void *arg)
+{
+    char err[256];
+    rt_service *svc = arg;
+    int rc = rt_service_bundle_begin(svc, err, sizeof err);
+    return (void *)(intptr_t)(rc == -1 && strstr(err, "another thread holds a bundle open"));
+}
+
+static void *budgets_elsewhere(void *arg)
+{
+    char err[256];
+    rt_service *svc = arg;
+    int ok = 1;
+    for (int k = 0; k < 3; k++)
+        ok &= rt_service_set_budget_us(svc, 300 - k, err, sizeof err) == 0;
+    return (void *)(intptr_t)ok;
+}
+
+/* In lockstep: a cycle applies at most max_cmds_per_cycle commands, but a
+ * bundle it starts it finishes, so no cycle sees a bundle in part. The
+ * ball's distance tells which of o1..o4 the cycle had moved (the
+ * ball-sphere distance is exact within 0.2 mm at 320 triangles). */
+static void test_bundle_one_cycle(void)
+{
+    char err[256];
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.max_cmds_per_cycle = 4;
+    cfg.gains.margin_stiffness_n_per_m = 0; /* the margin measures, its force does not move the tool */
+    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
+    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
+    if (!svc) {
+        dev_close(dev);
+        return;
+    }
+    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    rt_service_add_telemetry_listener(svc, on_last, &w);
+    uint64_t t = 1000000;
+    double d = step_distance(svc, &w, t, err);
+    CHECK(d == -1.0, "nothing within the margin at first: %g", d);
+    /* three other commands first, then o1..o4 one by one: the cycle takes
+     * four, so only o1 has moved (o1 at 4 mm) */
+    for (int k = 0; k < 3; k++)
+        CHECK(rt_service_set_budget_us(svc, 300 - k, err, sizeof err) == 0, "budget: %s", err);
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", i);
+        prox_xform x = near_pose(i, 1);
+        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "pose %s: %s", name, err);
+    }
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(fabs(d - 0.004) < 2e-4, "without a bundle the cycle moved o1 alone: distance %g, want 0.004", d);
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(fabs(d - 0.001) < 2e-4, "the next cycle moved the rest: distance %g, want 0.001", d);
+    /* back off, then the same as a bundle: all four in the one cycle */
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", i);
+        prox_xform x = near_pose(i, 0);
+        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "pose %s: %s", name, err);
+    }
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(d == -1.0, "all far again: %g", d);
+    CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "begin: %s", err);
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", i);
+        prox_xform x = near_pose(i, 1);
+        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "bundled pose %s: %s", name, err);
+    }
+    /* a fifth command does not fit a bundle of max_cmds_per_cycle */
+    CHECK(rt_service_set_budget_us(svc, 250, err, sizeof err) == -1 && strstr(err, "a bundle holds at most 4 commands"),
+          "fifth command: %s", err);
+    pthread_t th;
+    void *ok = NULL;
+    pthread_create(&th, NULL, begin_elsewhere, svc);
+    pthread_join(th, &ok);
+    CHECK(ok != NULL, "another thread cannot open a bundle while one is open");
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(d == -1.0, "an open bundle is held back: distance %g", d);
+    /* another thread's three commands go ahead of the bundle: the cycle
+     * takes them and one pose, and finishes the bundle it started */
+    pthread_create(&th, NULL, budgets_elsewhere, svc);
+    pthread_join(th, &ok);
+    CHECK(ok != NULL, "another thread's commands are not held in this thread's bundle");
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == 4, "end hands four over: %s", err);
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(fabs(d - 0.001) < 2e-4, "the bundle took effect in one cycle: distance %g, want 0.001", d);
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == -1 && strstr(err, "no bundle open"), "end without begin: %s", err);
+    /* nested: the inner end hands nothing over, the outer end all */
+    CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0 && rt_service_bundle_begin(svc, err, sizeof err) == 0,
+          "nested begin: %s", err);
+    prox_xform x4 = near_pose(4, 0);
+    CHECK(rt_service_set_pose(svc, "o4", &x4, err, sizeof err) == 0, "pose: %s", err);
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == 0, "inner end: %s", err);
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(fabs(d - 0.001) < 2e-4, "held until the outer end: distance %g", d);
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == 1, "outer end: %s", err);
+    d = step_distance(svc, &w, t += 1000000, err);
+    CHECK(fabs(d - 0.002) < 2e-4, "o4 gone back: o3 at 2 mm is the nearest: %g", d);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.cmd_drops == 1, "the refused fifth command counted: %llu", (unsigned long long)st.cmd_drops);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* The running loop (its own thread) and a producer sending bundles that
+ * move o1..o4 all near or all far: no cycle's distance is other than
+ * all-near's (o4 at 1 mm) or nothing within the margin. Also under TSan. */
+static void test_bundle_running(void)
+{
+    char err[256];
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.max_cmds_per_cycle = 4;
+    cfg.gains.margin_stiffness_n_per_m = 0; /* the margin measures, its force does not move the tool */
+    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
+    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
+    if (!svc) {
+        dev_close(dev);
+        return;
+    }
+    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER, .near_d = 0.001};
+    rt_service_add_telemetry_listener(svc, on_last, &w);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    uint64_t t0 = prox_now_ns();
+    long bundles = 0, refused = 0;
+    for (int near = 1; prox_now_ns() - t0 < 600000000ull; near = !near) {
+        /* three commands ahead of each bundle: a cycle that takes them
+         * takes one pose more unless it finishes the bundle */
+        for (int k = 0; k < 3; k++)
+            refused += rt_service_set_budget_us(svc, 300 - k, err, sizeof err) != 0;
+        CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "begin: %s", err);
+        for (int i = 1; i <= 4; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "o%d", i);
+            prox_xform x = near_pose(i, near);
+            refused += rt_service_set_pose(svc, name, &x, err, sizeof err) != 0; /* a full queue: try again later */
+        }
+        bundles += rt_service_bundle_end(svc, err, sizeof err) > 0;
+        sleep_s(0.003);
+    }
+    sleep_s(0.05);
+    rt_service_stop(svc);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.torn == 0, "%ld of %ld cycles saw a bundle in part (near %ld, far %ld; %ld bundles, %ld commands refused)", w.torn,
+          w.n, w.near, w.far, bundles, refused);
+    CHECK(refused == 0, "%ld commands refused (a full queue)", refused);
+    CHECK(w.near > 10 && w.far > 10, "both states seen: near %ld far %ld of %ld", w.near, w.far, w.n);
+    pthread_mutex_unlock(&w.lock);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
+    RUN_TEST(test_bundle_one_cycle);
+    RUN_TEST(test_bundle_running);
     RUN_TEST(test_replay_driver);
     RUN_TEST(test_bad_control_input);
     RUN_TEST(test_cpu_latency_request);

@@ -307,6 +307,50 @@ static void test_patterns_bundles_replies(void)
     CHECK(recv_msg("/fail", &r, 2000) == 0 && strstr(r.s1, "future"), "future bundle: /fail (%s)", r.s1);
     usleep(100000);
     CHECK(status_value("budget_us") == 180, "future bundle: nothing changed");
+    /* a bundle of several elements: each answered on its own, a bad one
+     * changes nothing, the good ones apply (the service hands their
+     * commands to the loop together: test_rt_loop test_bundle_*) */
+    {
+        lo_timetag imm = {0, 1};
+        lo_bundle b = lo_bundle_new(imm);
+        lo_message m1 = msg("f", 160.0), m2 = msg("sfffffff", "nosuch", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), m3 = msg("i", 0);
+        lo_bundle_add_message(b, "/budget", m1);
+        lo_bundle_add_message(b, "/pose", m2);
+        lo_bundle_add_message(b, "/forces", m3);
+        unsigned char buf[4096];
+        size_t size = sizeof buf;
+        CHECK(lo_bundle_serialise(b, buf, &size) != NULL, "bundle serialised");
+        send_raw(buf, size);
+        lo_bundle_free_recursive(b);
+        CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/budget"), "bundle: /done /budget");
+        CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "/pose") && strstr(r.s1, "nosuch"), "bundle: /fail /pose (%s)", r.s1);
+        CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/forces"), "bundle: /done /forces");
+        usleep(50000);
+        CHECK(status_value("budget_us") == 160 && status_value("forces") == 0, "bundle: budget 160, forces off");
+    }
+    /* more loop commands than a bundle holds (max_cmds_per_cycle, 64 by
+     * default): the ones beyond get a /fail and change nothing */
+    {
+        lo_timetag imm = {0, 1};
+        lo_bundle b = lo_bundle_new(imm);
+        for (int i = 0; i < 65; i++)
+            lo_bundle_add_message(b, "/budget", msg("f", i < 64 ? 150.0 : 140.0));
+        static unsigned char buf[8192];
+        size_t size = sizeof buf;
+        CHECK(lo_bundle_serialise(b, buf, &size) != NULL, "bundle of 65 serialised");
+        send_raw(buf, size);
+        lo_bundle_free_recursive(b);
+        int done = 0;
+        while (done < 64 && recv_msg("/done", &r, 2000) == 0)
+            done++;
+        CHECK(done == 64, "64 of 65 done: %d", done);
+        CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "/budget") && strstr(r.s1, "a bundle holds at most 64 commands"),
+              "the 65th: /fail (%s)", r.s1);
+        usleep(50000);
+        CHECK(status_value("budget_us") == 150, "the 65th (140) changed nothing: budget %g", status_value("budget_us"));
+    }
+    send_msg("/forces", msg("i", 1));
+    CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/forces"), "forces back on");
     /* gains the device cannot render stably are refused */
     expect_fail("/gains", msg("fffffff", 1e6, 0.004, 300.0, 1.0, 1e6, 3.0, 1.0), "stable");
 }
