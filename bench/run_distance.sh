@@ -55,9 +55,10 @@ for m in bunny00 armadillo knot1 fandisk elephant; do
         set -- $(stat "$tmp/bvh.err"); bm=$1 bp=$2 bx=$3
         set -- $(stat "$tmp/ist.err"); im=$1 ip=$2 ix=$3
         if [ $kind = random ]; then cp "$tmp/poses" "$tmp/$m.rposes"; cp "$tmp/fcl.out" "$tmp/$m.rfcl"; fi
+        ie=$(ist_errs "$tmp/fcl.out" "$tmp/ist.out")
         set -- $(stat "$tmp/istp.err")
-        echo "| $m | $kind ($n) | $im / $ip / $ix | $1 / $2 / $3 | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$1, $fp/$2}") | $(ist_errs "$tmp/fcl.out" "$tmp/ist.out" | awk '{print $4 " / " $5}') | $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}') | $(paste "$tmp/ist.out" "$tmp/istp.out" "$tmp/fcl.out" | awk '$5 < $1 {b++} $5 > $1 {w++} $5 < $9 * (1 - 1e-9) {l++} END {printf "%d, %d, %d", b, w, l}') |" >> "$tmp/precise"
-        errs="$(max_err "$tmp/fcl.out" "$tmp/bvh.out") $(ist_errs "$tmp/fcl.out" "$tmp/ist.out")"
+        echo "| $m | $kind ($n) | $im / $ip / $ix | $1 / $2 / $3 | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$1, $fp/$2}") | $(echo "$ie" | awk '{print $4 " / " $5}') | $(ist_errs "$tmp/fcl.out" "$tmp/istp.out" | awk '{print $4 " / " $5}') | $(paste "$tmp/ist.out" "$tmp/istp.out" "$tmp/fcl.out" | awk '$5 < $1 {b++} $5 > $1 {w++} $5 < $9 * (1 - 1e-9) {l++} END {printf "%d, %d, %d", b, w, l}') |" >> "$tmp/precise"
+        errs="$(max_err "$tmp/fcl.out" "$tmp/bvh.out") $ie"
         set -- $errs
         echo "| $m | $kind ($n) | $fm / $fp / $fx | $bm / $bp / $bx | $(awk "BEGIN{printf \"%.2f, %.2f\", $fm/$bm, $fp/$bp}") | $1 | $im / $ip / $ix | $(awk "BEGIN{printf \"%.1f, %.1f\", $fm/$im, $fp/$ip}") | $2 / $3 / $4 / $5 / $6 |" >> "$out"
         echo "distance: $m $kind done" >&2

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "prox_mesh.h"
+#include "bench_util.h"
 
 typedef struct edge {
     uint32_t lo, hi, tri, k; /* vertices, the triangle and its edge k (corners k, k + 1) */
@@ -96,10 +97,7 @@ int main(int argc, char **argv)
             return 1;
         }
     prox_mesh out = {.vertex_count = nv, .triangle_count = nt, .vertices = v, .triangles = t};
-    char why[512];
-    int rc = prox_mesh_write_off(&out, argv[2], why, sizeof why);
-    if (rc != 0)
-        fprintf(stderr, "subdivide: %s\n", why);
+    int rc = bench_write_off(argv[2], &out);
     free(v), free(t);
     return rc != 0;
 }
