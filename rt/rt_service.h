@@ -42,9 +42,13 @@ typedef struct rt_limits {
     double max_torque_nm;
     double max_force_rate_n_per_cycle;
     double ramp_s;              /* ramp from 0 to full force when forces are enabled */
-    double watchdog_ms;         /* zero output if the loop has not run for this long */
-    double stale_device_ms;     /* a device reading older than this is a fault */
+    double watchdog_ms;         /* zero output if the loop has not run for this long (above 0, at most RT_LIMIT_MAX_MS) */
+    double stale_device_ms;     /* a device reading older than this is a fault (above 0, at most RT_LIMIT_MAX_MS) */
 } rt_limits;
+/* the longest watchdog and stale-device times (10 s): a limit no hand can
+ * wait out; longer ones were taken, and one past 1.8e13 ms overflowed the
+ * watchdog's nanosecond count (found by fuzzing /limits) */
+#define RT_LIMIT_MAX_MS 1e4
 
 /* the most objects a service holds (rt_config.max_objects) */
 #define RT_MAX_OBJECTS 4096u

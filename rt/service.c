@@ -210,7 +210,7 @@ static int limits_ok(const rt_limits *l)
     for (size_t i = 0; i < sizeof *l / sizeof(double); i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return 0;
-    return l->watchdog_ms > 0 && l->stale_device_ms > 0;
+    return l->watchdog_ms > 0 && l->watchdog_ms <= RT_LIMIT_MAX_MS && l->stale_device_ms > 0 && l->stale_device_ms <= RT_LIMIT_MAX_MS;
 }
 
 /* ---- the RT cycle ---- */
@@ -766,7 +766,7 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
         !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > RT_MAX_OBJECTS || c.cpu_latency_us < -1 ||
         !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz)) {
         snprintf(err, errlen,
-                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period)",
+                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, watchdog and stale times at most 10000 ms, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period)",
                  (unsigned)RT_MAX_OBJECTS);
         return NULL;
     }
@@ -1249,7 +1249,7 @@ int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t err
 int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t errlen)
 {
     if (!l || !limits_ok(l)) {
-        snprintf(err, errlen, "limits must be finite and non-negative (watchdog and stale times positive)");
+        snprintf(err, errlen, "limits must be finite and non-negative (watchdog and stale times above 0 and at most %g ms)", RT_LIMIT_MAX_MS);
         return -1;
     }
     rt_cmd c = {CMD_LIMITS, 0, NULL, prox_xform_identity(), {0}, 0, 0};

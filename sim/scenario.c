@@ -417,8 +417,8 @@ static int parse_line(parser *p, char *s)
                            {"max_torque_nm", &l->max_torque_nm, 0, 1e3},
                            {"max_force_rate_n_per_cycle", &l->max_force_rate_n_per_cycle, 0, 1e4},
                            {"ramp_s", &l->ramp_s, 0, 60},
-                           {"watchdog_ms", &l->watchdog_ms, 1, 1e4},
-                           {"stale_device_ms", &l->stale_device_ms, 0.1, 1e4}};
+                           {"watchdog_ms", &l->watchdog_ms, 1, RT_LIMIT_MAX_MS},
+                           {"stale_device_ms", &l->stale_device_ms, 0.1, RT_LIMIT_MAX_MS}};
         return pairs(p, tok, n, "limits", k, (int)(sizeof k / sizeof k[0]));
     } else if (!strcmp(c, "at")) {
         return cmd_at(p, tok, n);

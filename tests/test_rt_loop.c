@@ -565,6 +565,28 @@ static void test_bad_control_input(void)
     CHECK(rt_service_load_object(svc, "", "/nonexistent.obj", NULL, err, sizeof err) == -1, "empty name refused");
     rt_voxel_update u = {0, 0, 0, 1};
     CHECK(rt_service_voxel_update(svc, "nothing", &u, 1, err, sizeof err) == -1, "voxels for an unknown map");
+    /* watchdog and stale-device times above RT_LIMIT_MAX_MS (a watchdog of
+     * 1.86e34 ms overflowed its nanosecond count: found by fuzzing /limits) */
+    const double long_ms[] = {1.86e34, RT_LIMIT_MAX_MS * (1 + 1e-12), 1e300};
+    for (int k = 0; k < 3; k++) {
+        rt_limits l = cfg.limits;
+        l.watchdog_ms = long_ms[k];
+        CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == -1 && strstr(err, "at most 10000 ms"), "watchdog %g ms: %s",
+              long_ms[k], err);
+        l = cfg.limits;
+        l.stale_device_ms = long_ms[k];
+        CHECK(rt_service_set_limits(svc, &l, err, sizeof err) == -1 && strstr(err, "at most 10000 ms"), "stale %g ms: %s",
+              long_ms[k], err);
+    }
+    rt_limits l10 = cfg.limits;
+    l10.watchdog_ms = l10.stale_device_ms = RT_LIMIT_MAX_MS;
+    CHECK(rt_service_set_limits(svc, &l10, err, sizeof err) == 0, "10 s limits taken: %s", err);
+    rt_config cfg_long = cfg;
+    cfg_long.limits.watchdog_ms = 1e20;
+    rt_service *svc_long = rt_service_create(&cfg_long, dev, err, sizeof err);
+    CHECK(!svc_long && strstr(err, "at most 10000 ms"), "a configuration with a 1e20 ms watchdog refused: %s", err);
+    if (svc_long)
+        rt_service_destroy(svc_long);
     rt_service_destroy(svc);
     dev_close(dev);
 }

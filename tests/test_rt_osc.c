@@ -353,6 +353,8 @@ static void test_patterns_bundles_replies(void)
     CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/forces"), "forces back on");
     /* gains the device cannot render stably are refused */
     expect_fail("/gains", msg("fffffff", 1e6, 0.004, 300.0, 1.0, 1e6, 3.0, 1.0), "stable");
+    /* a watchdog too long to count in nanoseconds (found by fuzzing) */
+    expect_fail("/limits", msg("ffffff", 8.0, 1.0, 0.5, 0.5, 1.86e34, 20.0), "at most 10000 ms");
 }
 
 static void test_record_over_osc(void)
