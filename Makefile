@@ -6,6 +6,7 @@
 #                   ASan+UBSan, and the concurrent parts under TSan
 #   make bench      benchmarks against FCL, CGAL and cyclictest
 #   make data       fetch real meshes (libcgal-demo) into data/
+#   make fuzz       libFuzzer on the file formats and OSC (clang; FUZZ_SECONDS each)
 #   make install    PREFIX=/usr/local: libprox (shared+static), headers, prox.pc
 #
 # BUILD=dir puts every output in another folder (parallel builds in one tree).
@@ -21,6 +22,7 @@ VERSION := 0.1.0
 RUN_PKGS   := libassimp-dev liblo-dev zlib1g-dev pkg-config
 TEST_PKGS  := $(RUN_PKGS) liblo-tools
 BENCH_PKGS := $(TEST_PKGS) g++ libfcl-dev libcgal-dev rt-tests gnuplot-nox
+FUZZ_PKGS  := $(TEST_PKGS) clang
 
 WARN    := -std=c17 -Wall -Wextra -pedantic -Werror -Wmissing-prototypes -Wno-unused-function
 CFLAGS  ?= $(OPT) -g
@@ -48,7 +50,7 @@ PROX       := $(BUILD)/prox
 HAPTICD    := $(BUILD)/hapticd
 
 .SECONDARY:
-.PHONY: all run test test-plain test-asan test-tsan bench data install clean deps-run deps-test deps-bench
+.PHONY: all run test test-plain test-asan test-tsan bench data fuzz install clean deps-run deps-test deps-bench deps-fuzz
 all: $(LIBPROX_A) $(LIBPROX_SO) $(PROX) $(if $(wildcard rt/hapticd_main.c),$(HAPTICD))
 
 $(BUILD)/%.o: %.c
@@ -85,6 +87,8 @@ deps-test:
 	@sh mk/ensure-packages.sh $(TEST_PKGS)
 deps-bench:
 	@sh mk/ensure-packages.sh $(BENCH_PKGS)
+deps-fuzz:
+	@sh mk/ensure-packages.sh $(FUZZ_PKGS)
 
 # ---- run ----
 RUN_ARGS ?= --demo --duration 10
@@ -124,6 +128,33 @@ data:
 
 bench: deps-bench all data
 	@$(MAKE) --no-print-directory -f bench/bench.mk BUILD=$(BUILD) bench
+
+# ---- fuzzing ----
+# clang's libFuzzer under ASan+UBSan on what hapticd reads from outside:
+# .ist and .vox files, scenarios, OSC datagrams (tests/fuzz). Each target
+# runs FUZZ_SECONDS from the seeds fuzz_seeds writes (and the shipped
+# scenarios) plus what earlier runs found (kept in $(BUILD)-fuzz/corpus); a
+# crash stops it, leaves $(BUILD)-fuzz/crash-TARGET-* to replay
+# ($(BUILD)-fuzz/fuzz_TARGET FILE) and fails the target.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := ist vox scenario osc
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)-fuzz CC=clang OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	    $(BUILD)-fuzz/libprox.a $(BUILD)-fuzz/libhapticd.a
+	@$(MAKE) --no-print-directory BUILD=$(BUILD) $(LIBPROX_A)
+	$(CC) $(WARN) -O1 -g -D_GNU_SOURCE -Icore tests/fuzz/fuzz_seeds.c $(LIBPROX_A) -o $(BUILD)-fuzz/fuzz_seeds $(LDLIBS)
+	$(BUILD)-fuzz/fuzz_seeds $(BUILD)-fuzz/corpus
+	@mkdir -p $(BUILD)-fuzz/corpus/scenario && cp sim/scenarios/*.sim $(BUILD)-fuzz/corpus/scenario/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    clang $(WARN) -O1 -g -D_GNU_SOURCE $(FUZZ_SAN) -fsanitize=fuzzer -Icore -Idrivers -Irt -Isim tests/fuzz/fuzz_$$t.c \
+	        $(BUILD)-fuzz/libhapticd.a $(BUILD)-fuzz/libprox.a -o $(BUILD)-fuzz/fuzz_$$t $(LDLIBS); \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    $(BUILD)-fuzz/fuzz_$$t $(BUILD)-fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+	        -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=$(BUILD)-fuzz/crash-$$t- 2> $(BUILD)-fuzz/$$t.log \
+	        || { tail -n 40 $(BUILD)-fuzz/$$t.log; echo "fuzz: $$t failed (log $(BUILD)-fuzz/$$t.log)"; exit 1; }; \
+	    grep -E '^stat::number_of_executed_units' $(BUILD)-fuzz/$$t.log | sed "s/^/fuzz: $$t /"; \
+	done
 
 # ---- install ----
 install: $(LIBPROX_A) $(LIBPROX_SO) $(PROX)

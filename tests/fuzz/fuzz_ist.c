@@ -1,0 +1,56 @@
+/* fuzz_ist.c - libFuzzer target (make fuzz): an .ist file as input. The
+ * checksum is fixed up first, so that mutations reach the loader's checks
+ * behind it (a file damaged after its checksum was written, or written by
+ * another program); a tree that loads must then take distance, penetration
+ * volume and collision queries against itself without a fault. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "prox.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    if (!path[0])
+        snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.ist", (int)getpid());
+    uint8_t *b = malloc(size ? size : 1);
+    if (!b)
+        return 0;
+    memcpy(b, data, size);
+    if (size >= 12) { /* the CRC-32 of the bytes between the magic and the checksum */
+        uint32_t c = (uint32_t)crc32(0L, b + 8, (uInt)(size - 12));
+        memcpy(b + size - 4, &c, 4);
+    }
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(b, 1, size, f);
+        fclose(f);
+    }
+    free(b);
+    prox_ist *t;
+    char err[512];
+    if (!f || prox_ist_load(path, &t, err, sizeof err) != 0)
+        return 0;
+    prox_bank *bank = prox_bank_create();
+    prox_bank_register_defaults(bank);
+    prox_engine_def def = prox_engine_def_default();
+    prox_engine *e = prox_engine_create(&def, bank);
+    prox_object_pair p = {prox_ist_tree(t), prox_ist_tree(t), prox_xform_identity(), prox_xform_identity(), NULL};
+    p.pose_b.t.x = 0.3;
+    const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_PENVOL, PROX_QUERY_COLLIDE};
+    for (int k = 0; e && k < 3; k++) {
+        prox_query q = prox_query_default(kinds[k]);
+        prox_result r;
+        prox_query_run(e, &q, &p, 1, &r);
+    }
+    prox_engine_destroy(e);
+    prox_bank_destroy(bank);
+    prox_ist_free(t);
+    return 0;
+}
