@@ -719,6 +719,38 @@ static prox_xform near_pose(int i, int near)
     return prox_xform_from_pose(near ? prox_v3(0.04 + 0.001 * (5 - i), 0, 0) : prox_v3(10.0 * i, 0, 0), prox_quat_identity());
 }
 
+/* a lockstep-ready service (null device, max_cmds_per_cycle 4, no margin
+ * force: the margin measures, its force does not move the tool) with the
+ * bundle scene and telemetry to w; NULL (a failed check) otherwise */
+static rt_service *bundle_service(dev_device **dev, last_tel *w)
+{
+    char err[256];
+    *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.max_cmds_per_cycle = 4;
+    cfg.gains.margin_stiffness_n_per_m = 0;
+    rt_service *svc = *dev ? rt_service_create(&cfg, *dev, err, sizeof err) : NULL;
+    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
+    if (svc)
+        rt_service_add_telemetry_listener(svc, on_last, w);
+    return svc;
+}
+
+/* o1..o4 all near or all far, one set_pose each; how many were refused */
+static int move_all(rt_service *svc, int near)
+{
+    char err[256];
+    int refused = 0;
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", i);
+        prox_xform x = near_pose(i, near);
+        refused += rt_service_set_pose(svc, name, &x, err, sizeof err) != 0;
+    }
+    return refused;
+}
+
 static double step_distance(rt_service *svc, last_tel *w, uint64_t t_ns, char *err)
 {
     CHECK(rt_service_step(svc, t_ns, err, 256) == 0, "step: %s", err);
@@ -753,19 +785,13 @@ static void *budgets_elsewhere(void *arg)
 static void test_bundle_one_cycle(void)
 {
     char err[256];
-    dev_device *dev = dev_null_open(err, sizeof err);
-    rt_config cfg = rt_config_default();
-    cfg.priority = 0;
-    cfg.max_cmds_per_cycle = 4;
-    cfg.gains.margin_stiffness_n_per_m = 0; /* the margin measures, its force does not move the tool */
-    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
-    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
+    dev_device *dev;
+    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    rt_service *svc = bundle_service(&dev, &w);
     if (!svc) {
         dev_close(dev);
         return;
     }
-    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    rt_service_add_telemetry_listener(svc, on_last, &w);
     uint64_t t = 1000000;
     double d = step_distance(svc, &w, t, err);
     CHECK(d == -1.0, "nothing within the margin at first: %g", d);
@@ -773,32 +799,17 @@ static void test_bundle_one_cycle(void)
      * four, so only o1 has moved (o1 at 4 mm) */
     for (int k = 0; k < 3; k++)
         CHECK(rt_service_set_budget_us(svc, 300 - k, err, sizeof err) == 0, "budget: %s", err);
-    for (int i = 1; i <= 4; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "o%d", i);
-        prox_xform x = near_pose(i, 1);
-        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "pose %s: %s", name, err);
-    }
+    CHECK(move_all(svc, 1) == 0, "poses near taken");
     d = step_distance(svc, &w, t += 1000000, err);
     CHECK(fabs(d - 0.004) < 2e-4, "without a bundle the cycle moved o1 alone: distance %g, want 0.004", d);
     d = step_distance(svc, &w, t += 1000000, err);
     CHECK(fabs(d - 0.001) < 2e-4, "the next cycle moved the rest: distance %g, want 0.001", d);
     /* back off, then the same as a bundle: all four in the one cycle */
-    for (int i = 1; i <= 4; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "o%d", i);
-        prox_xform x = near_pose(i, 0);
-        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "pose %s: %s", name, err);
-    }
+    CHECK(move_all(svc, 0) == 0, "poses far taken");
     d = step_distance(svc, &w, t += 1000000, err);
     CHECK(d == -1.0, "all far again: %g", d);
     CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "begin: %s", err);
-    for (int i = 1; i <= 4; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "o%d", i);
-        prox_xform x = near_pose(i, 1);
-        CHECK(rt_service_set_pose(svc, name, &x, err, sizeof err) == 0, "bundled pose %s: %s", name, err);
-    }
+    CHECK(move_all(svc, 1) == 0, "bundled poses taken");
     /* a fifth command does not fit a bundle of max_cmds_per_cycle */
     CHECK(rt_service_set_budget_us(svc, 250, err, sizeof err) == -1 && strstr(err, "a bundle holds at most 4 commands"),
           "fifth command: %s", err);
@@ -842,19 +853,13 @@ static void test_bundle_one_cycle(void)
 static void test_bundle_running(void)
 {
     char err[256];
-    dev_device *dev = dev_null_open(err, sizeof err);
-    rt_config cfg = rt_config_default();
-    cfg.priority = 0;
-    cfg.max_cmds_per_cycle = 4;
-    cfg.gains.margin_stiffness_n_per_m = 0; /* the margin measures, its force does not move the tool */
-    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
-    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
+    dev_device *dev;
+    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER, .near_d = 0.001};
+    rt_service *svc = bundle_service(&dev, &w);
     if (!svc) {
         dev_close(dev);
         return;
     }
-    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER, .near_d = 0.001};
-    rt_service_add_telemetry_listener(svc, on_last, &w);
     CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
     uint64_t t0 = prox_now_ns();
     long bundles = 0, refused = 0;
@@ -864,12 +869,7 @@ static void test_bundle_running(void)
         for (int k = 0; k < 3; k++)
             refused += rt_service_set_budget_us(svc, 300 - k, err, sizeof err) != 0;
         CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "begin: %s", err);
-        for (int i = 1; i <= 4; i++) {
-            char name[16];
-            snprintf(name, sizeof name, "o%d", i);
-            prox_xform x = near_pose(i, near);
-            refused += rt_service_set_pose(svc, name, &x, err, sizeof err) != 0; /* a full queue: try again later */
-        }
+        refused += move_all(svc, near);
         bundles += rt_service_bundle_end(svc, err, sizeof err) > 0;
         sleep_s(0.003);
     }
