@@ -58,7 +58,6 @@ static inline int check_summary(const char *program)
     return check_tests_failed ? 1 : 0;
 }
 
-/* Deterministic PRNG for tests (splitmix64). */
 /* A whole file read into a malloc'd buffer (NULL on failure); *size its length. */
 static inline unsigned char *check_read_file(const char *path, size_t *size)
 {
@@ -78,6 +77,7 @@ static inline unsigned char *check_read_file(const char *path, size_t *size)
     return b;
 }
 
+/* Deterministic PRNG for tests (splitmix64). */
 static inline unsigned long long check_rng_next(unsigned long long *s)
 {
     unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);

@@ -1,8 +1,54 @@
-/* check_prox.h - helpers for the tests that write meshes and run the prox
- * tool of the same build, and time (test_bvh, test_boxes, test_mesh,
- * test_ist). Include after check.h and prox.h. */
+/* check_prox.h - helpers for the tests on prox types: random vectors and
+ * quaternions, a mesh's distance by brute force, meshes written as files,
+ * the prox tool of the same build, and time. Include after check.h and
+ * prox.h. */
 #ifndef CHECK_PROX_H
 #define CHECK_PROX_H
+
+/* Random draws. C leaves unspecified the order in which a call's arguments
+ * are evaluated, and indeterminate the order of an initialiser list's
+ * elements, so draws written inside prox_v3(...) or {...} depend on the
+ * compiler. The tests' poses were chosen under gcc, which evaluates
+ * arguments right to left and initialiser elements left to right; the
+ * helpers below and the tests draw into named variables in that order, so
+ * the poses stay those the tests were written for, on any compiler. */
+
+/* a vector uniform in [lo, hi)^3, drawn z first, then y, then x (the order
+ * gcc gave prox_v3(draw, draw, draw)) */
+static inline prox_vec3 check_rng_v3(unsigned long long *s, double lo, double hi)
+{
+    double z = check_rng_uniform(s, lo, hi), y = check_rng_uniform(s, lo, hi), x = check_rng_uniform(s, lo, hi);
+    return prox_v3(x, y, z);
+}
+
+/* a quaternion whose four components are uniform in [-1, 1), not
+ * normalised; drawn w, x, y, z (the order gcc gave {draw, draw, draw, draw}) */
+static inline prox_quat check_rng_quat(unsigned long long *s)
+{
+    prox_quat q;
+    q.w = check_rng_uniform(s, -1, 1);
+    q.x = check_rng_uniform(s, -1, 1);
+    q.y = check_rng_uniform(s, -1, 1);
+    q.z = check_rng_uniform(s, -1, 1);
+    return q;
+}
+
+/* a rotation: check_rng_quat normalised (not uniform over rotations) */
+static inline prox_quat check_rng_rotation(unsigned long long *s) { return prox_quat_normalize(check_rng_quat(s)); }
+
+/* the distance of p to m's surface, over every triangle */
+static inline double check_mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
+{
+    double best = INFINITY;
+    for (uint32_t t = 0; t < m->triangle_count; t++) {
+        prox_vec3 q;
+        double d2 = prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
+                                              m->vertices[m->triangles[t][2]], &q);
+        if (d2 < best)
+            best = d2;
+    }
+    return sqrt(best);
+}
 
 /* m as an OBJ file at path (17 significant digits: the mesh read back is the
  * same bit for bit); a failure to open is a failed check */

@@ -25,18 +25,12 @@ static prox_mesh *make_random_hull(unsigned long long *s, uint32_t n, prox_vec3 
     for (uint32_t i = 0; i < n && i < 64; i++) {
         prox_vec3 d;
         do
-            d = prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1));
+            d = check_rng_v3(s, -1, 1);
         while (prox_v3_len(d) > 1 || prox_v3_len(d) < 0.1);
         d = prox_v3_normalize(d);
         v[i] = prox_v3(axes.x * d.x, axes.y * d.y, axes.z * d.z);
     }
     return hull_mesh(v, n);
-}
-
-static prox_quat random_quat(unsigned long long *s)
-{
-    return prox_quat_normalize((prox_quat){check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1),
-                                           check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1)});
 }
 
 static void rotate_mesh(prox_mesh *m, prox_quat q)
@@ -362,7 +356,7 @@ static void test_inner_box(void)
     for (int trial = 0; trial < 4; trial++) {
         prox_mesh *hull = make_random_hull(&s, 8 + trial, prox_v3(1, 0.6 + 0.1 * trial, 0.4));
         planes_of(hull, n, d, &m);
-        prox_mat3 R = prox_quat_to_m3(random_quat(&s));
+        prox_mat3 R = prox_quat_to_m3(check_rng_rotation(&s));
         prox_vec3 mean = prox_v3(0, 0, 0); /* strictly inside */
         for (uint32_t v = 0; v < hull->vertex_count; v++)
             mean = prox_v3_madd(mean, hull->vertices[v], 1.0 / hull->vertex_count);
@@ -384,7 +378,7 @@ static void test_inner_box(void)
     for (int rot = 0; rot < 2; rot++) {
         prox_mesh *b = prox_mesh_make_box(prox_v3(1, 1, 1));
         if (rot)
-            rotate_mesh(b, random_quat(&s));
+            rotate_mesh(b, check_rng_rotation(&s));
         prox_boxes *bx = build(b, 4);
         prox_boxes_stats st;
         prox_boxes_get_stats(bx, &st);
@@ -423,10 +417,12 @@ static void check_pair(const char *label, prox_mesh *A, prox_mesh *B, int poses,
     memset(pc, 0, sizeof *pc);
     int wrong = 0;
     for (int i = 0; i < poses; i++) {
-        prox_xform xa = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.1, 0.1), 0, 0), random_quat(&s));
-        prox_xform xb = prox_xform_from_pose(
-            prox_v3(check_rng_uniform(&s, -spread, spread), check_rng_uniform(&s, -spread, spread), check_rng_uniform(&s, -spread, spread)),
-            random_quat(&s));
+        /* each pose's rotation drawn before its translation (the order gcc
+         * gave these draws as arguments: check_prox.h) */
+        prox_quat qa = check_rng_rotation(&s);
+        prox_xform xa = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.1, 0.1), 0, 0), qa);
+        prox_quat qb = check_rng_rotation(&s);
+        prox_xform xb = prox_xform_from_pose(check_rng_v3(&s, -spread, spread), qb);
         double sep = sat_separation(A, &xa, B, &xb);
         int want = sep <= 1e-12 * size;
         if (fabs(sep) < 1e-9 * size)
@@ -581,9 +577,8 @@ static void test_contacts(void)
     int total = 0, wrong = 0, inner = 0;
     for (int i = 0; i < 150; i++) {
         prox_xform xa = prox_xform_identity();
-        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.9, 0.9), check_rng_uniform(&s, -0.9, 0.9),
-                                                     check_rng_uniform(&s, -0.9, 0.9)),
-                                             random_quat(&s));
+        prox_quat qb = check_rng_rotation(&s); /* before the translation, as gcc drew them (check_prox.h) */
+        prox_xform xb = prox_xform_from_pose(check_rng_v3(&s, -0.9, 0.9), qb);
         prox_query q = prox_query_default(PROX_QUERY_CONTACTS);
         q.contacts = contacts;
         q.max_contacts = 4096;
@@ -730,8 +725,8 @@ static void test_cli(void)
     fprintf(f, "# poses of B\n");
     prox_xform id = prox_xform_identity();
     for (int i = 0; i < N; i++) {
-        prox_vec3 t = prox_v3(check_rng_uniform(&s, -1.3, 1.3), check_rng_uniform(&s, -1.3, 1.3), check_rng_uniform(&s, -1.3, 1.3));
-        prox_quat q = random_quat(&s);
+        prox_vec3 t = check_rng_v3(&s, -1.3, 1.3);
+        prox_quat q = check_rng_rotation(&s);
         fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", t.x, t.y, t.z, q.w, q.x, q.y, q.z);
         prox_xform x = prox_xform_from_pose(t, q);
         want[i] = An && Bn ? sat_separation(An, &id, Bn, &x) <= 1e-12 : -1;

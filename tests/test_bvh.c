@@ -53,10 +53,8 @@ static brute brute_force(const prox_mesh *A, const prox_xform *xa, const prox_me
 
 static prox_xform random_pose(unsigned long long *s, double spread)
 {
-    prox_quat q = {check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1),
-                   check_rng_uniform(s, -1, 1)};
-    return prox_xform_from_pose(
-        prox_v3(check_rng_uniform(s, -spread, spread), check_rng_uniform(s, -spread, spread), check_rng_uniform(s, -spread, spread)), q);
+    prox_quat q = check_rng_quat(s);
+    return prox_xform_from_pose(check_rng_v3(s, -spread, spread), q);
 }
 
 static prox_bank *bank;
@@ -325,7 +323,8 @@ static void test_contains(void)
         prox_bvh *b = prox_bvh_build(M[m]);
         int agree = 0, n = 400;
         for (int i = 0; i < n; i++) {
-            prox_vec3 p = prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -0.4, 0.4));
+            double pz = check_rng_uniform(&s, -0.4, 0.4), py = check_rng_uniform(&s, -1, 1), px = check_rng_uniform(&s, -1, 1);
+            prox_vec3 p = prox_v3(px, py, pz); /* z drawn first, as gcc drew them as arguments (check_prox.h) */
             if (i % 4 == 0) /* the first ray (bvh.c's direction) passes through a vertex */
                 p = prox_v3_madd(M[m]->vertices[i % M[m]->vertex_count], prox_v3(0.5773, 0.5774, 0.5775),
                                  -check_rng_uniform(&s, 0.05, 0.5));
@@ -378,12 +377,11 @@ static void test_far_small(void)
     prox_xform xa = prox_xform_identity();
     int near = 0;
     for (int i = 0; i < 60; i++) {
-        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
-                       check_rng_uniform(&s, -1, 1)};
+        prox_quat q = check_rng_quat(&s);
         prox_xform rot = prox_xform_from_pose(prox_v3(0, 0, 0), q);
         /* B's centre onto A's, then pushed out along a random direction to a
          * gap of about 1e-6..1e-2 of the size (or into contact) */
-        prox_vec3 dir = prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)));
+        prox_vec3 dir = prox_v3_normalize(check_rng_v3(&s, -1, 1));
         double want = 0.015 * pow(10.0, check_rng_uniform(&s, -6, -1)), push = 0.03;
         prox_vec3 base = prox_v3_sub(ca, prox_xform_point(&rot, cb));
         prox_xform xb;
@@ -507,14 +505,10 @@ static void test_triangle_below(void)
         double size = it % 4 == 0 ? 1.0 : (it % 4 == 1 ? 0.05 : 0.005), far = it % 3 == 0 ? 90.0 : 0.0;
         prox_vec3 base = prox_v3(far, -0.5 * far, 0.25 * far), off = prox_v3(0, 0, 0), P[3], Q[3];
         double reach = check_rng_uniform(&s, 0.0, 0.2);
-        off = prox_v3(check_rng_uniform(&s, -reach, reach), check_rng_uniform(&s, -reach, reach),
-                      check_rng_uniform(&s, -reach, reach));
+        off = check_rng_v3(&s, -reach, reach);
         for (int k = 0; k < 3; k++) {
-            P[k] = prox_v3_add(base, prox_v3(check_rng_uniform(&s, -size, size), check_rng_uniform(&s, -size, size),
-                                             check_rng_uniform(&s, -size, size)));
-            Q[k] = prox_v3_add(prox_v3_add(base, off), prox_v3(check_rng_uniform(&s, -size, size),
-                                                               check_rng_uniform(&s, -size, size),
-                                                               check_rng_uniform(&s, -size, size)));
+            P[k] = prox_v3_add(base, check_rng_v3(&s, -size, size));
+            Q[k] = prox_v3_add(prox_v3_add(base, off), check_rng_v3(&s, -size, size));
         }
         prox_vec3 p0, q0, p1, q1, axis;
         double d = prox_triangle_distance(P, Q, &p0, &q0);
@@ -555,12 +549,16 @@ static void test_motion_bound(void)
     unsigned long long s = 5;
     int bad = 0, tight = 0, n = 0;
     for (int it = 0; it < 3000; it++) {
-        double c[3] = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
+        double c[3];
+        for (int k = 0; k < 3; k++)
+            c[k] = check_rng_uniform(&s, -1, 1);
         double r = check_rng_uniform(&s, 0.01, 1), ang = it % 3 == 0 ? 1e-4 : (it % 3 == 1 ? 0.05 : 2.5);
-        prox_xform X0 = random_pose(&s, 1.0), D = prox_xform_from_pose(
-            prox_v3(check_rng_uniform(&s, -0.1, 0.1), check_rng_uniform(&s, -0.1, 0.1), check_rng_uniform(&s, -0.1, 0.1)),
-            prox_quat_axis_angle(prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), 0.3)),
-                                 ang * check_rng_uniform(&s, 0.1, 1)));
+        prox_xform X0 = random_pose(&s, 1.0);
+        /* the step D: its angle, its axis's y and x, then its translation
+         * (z, y, x): the order gcc drew them in as arguments (check_prox.h) */
+        double turn = ang * check_rng_uniform(&s, 0.1, 1), ay = check_rng_uniform(&s, -1, 1), ax = check_rng_uniform(&s, -1, 1);
+        prox_quat dq = prox_quat_axis_angle(prox_v3_normalize(prox_v3(ax, ay, 0.3)), turn);
+        prox_xform D = prox_xform_from_pose(check_rng_v3(&s, -0.1, 0.1), dq);
         prox_xform X1 = prox_xform_mul(&D, &X0);
         if (it % 10 == 3) /* not a rotation: stretched along one axis */
             for (int j = 0; j < 3; j++)
@@ -583,8 +581,7 @@ static void test_motion_bound(void)
         }
         for (int k = 0; k < 202; k++) {
             prox_vec3 u = k < 2 ? prox_v3_scale(v, k ? -1.0 : 1.0)
-                                : prox_v3_normalize(prox_v3(check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
-                                                            check_rng_uniform(&s, -1, 1)));
+                                : prox_v3_normalize(check_rng_v3(&s, -1, 1));
             prox_vec3 p = prox_v3_add(prox_v3(c[0], c[1], c[2]), prox_v3_scale(u, r));
             double d = prox_v3_dist(prox_xform_point(&X1, p), prox_xform_point(&X0, p));
             worst = d > worst ? d : worst;
@@ -887,9 +884,9 @@ static void test_cli(void)
     FILE *f = fopen(pp, "w");
     fprintf(f, "# test poses\n\n");
     for (int i = 0; i < N; i++) {
-        prox_quat q = prox_quat_normalize((prox_quat){check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
-                                                      check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)});
-        prox_vec3 tr = prox_v3(check_rng_uniform(&s, -1.2, 1.2), check_rng_uniform(&s, -1.2, 1.2), check_rng_uniform(&s, -0.5, 0.5));
+        prox_quat q = check_rng_rotation(&s);
+        double tz = check_rng_uniform(&s, -0.5, 0.5), ty = check_rng_uniform(&s, -1.2, 1.2), tx = check_rng_uniform(&s, -1.2, 1.2);
+        prox_vec3 tr = prox_v3(tx, ty, tz); /* z drawn first, as gcc drew them as arguments (check_prox.h) */
         if (i == 0)
             tr = prox_v3(-0.2, 0.1, -0.3), q = prox_quat_identity(); /* B's centre in the torus hole */
         fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g  # pose %d\n", tr.x, tr.y, tr.z, q.w, q.x, q.y, q.z, i);

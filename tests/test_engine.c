@@ -7,40 +7,9 @@
 
 #include "check.h"
 #include "prox.h"
+#include "check_prox.h"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define COUNT_MALLOC 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static int counting;
-static long alloc_calls;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n)
-{
-    alloc_calls += counting;
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    alloc_calls += counting;
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    alloc_calls += counting;
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    alloc_calls += counting && p;
-    __libc_free(p);
-}
-#endif
+#include "check_alloc.h"
 
 /* ---- the toy tree ---- */
 
@@ -113,8 +82,7 @@ static void toy_build(toy *t, uint32_t type, uint32_t n, double spread, double r
     memset(t, 0, sizeof *t);
     t->n = n;
     for (uint32_t i = 0; i < n; i++) {
-        t->sc[i] = prox_v3(check_rng_uniform(s, -spread, spread), check_rng_uniform(s, -spread, spread),
-                           check_rng_uniform(s, -spread, spread));
+        t->sc[i] = check_rng_v3(s, -spread, spread);
         t->sr[i] = check_rng_uniform(s, rmin, rmax);
     }
     uint32_t ids[MAXS];
@@ -275,11 +243,12 @@ static brute brute_pair(const toy *A, const prox_xform *pa, const toy *B, const 
 
 static prox_xform random_pose(unsigned long long *s, double dist)
 {
-    prox_vec3 axis = prox_v3_normalize(
-        prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1) + 1e-3));
+    /* each vector's z drawn first, as gcc drew them as arguments (check_prox.h) */
+    double az = check_rng_uniform(s, -1, 1) + 1e-3, ay = check_rng_uniform(s, -1, 1), ax = check_rng_uniform(s, -1, 1);
+    prox_vec3 axis = prox_v3_normalize(prox_v3(ax, ay, az));
     prox_quat q = prox_quat_axis_angle(axis, check_rng_uniform(s, 0, 6.28));
-    prox_vec3 dir = prox_v3_normalize(
-        prox_v3(check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1), check_rng_uniform(s, -1, 1) + 1e-3));
+    double dz = check_rng_uniform(s, -1, 1) + 1e-3, dy = check_rng_uniform(s, -1, 1), dx = check_rng_uniform(s, -1, 1);
+    prox_vec3 dir = prox_v3_normalize(prox_v3(dx, dy, dz));
     return prox_xform_from_pose(prox_v3_scale(dir, dist), q);
 }
 
@@ -878,13 +847,13 @@ static void test_combined_and_overshoot(void)
 
 static void test_no_allocation(void)
 {
-#ifdef COUNT_MALLOC
+#ifdef CHECK_ALLOC_ON
     unsigned long long s = 29;
     prox_contact ct[4096];
     prox_cache cache;
     memset(&cache, 0, sizeof cache);
-    counting = 1;
-    alloc_calls = 0;
+    check_alloc_counting = 1;
+    atomic_store(&check_alloc_calls, 0);
     for (int it = 0; it < 50; it++) {
         prox_xform pa = prox_xform_identity(), pb = random_pose(&s, check_rng_uniform(&s, 0, 3));
         prox_object_pair op = {&TA[1].tree, &TB[1].tree, pa, pb, &cache};
@@ -899,8 +868,9 @@ static void test_no_allocation(void)
             prox_query_combined(eng, &q, &op, 1, &r);
         }
     }
-    counting = 0;
-    CHECK(alloc_calls == 0, "%ld allocator calls during queries", alloc_calls);
+    check_alloc_counting = 0;
+    long calls = atomic_load(&check_alloc_calls);
+    CHECK(calls == 0, "%ld allocator calls during queries", calls);
 #endif
 }
 

@@ -5,40 +5,15 @@
  * is right but whose indices are not. (test_ist.c covers the coarse
  * invariants on sphere, box and torus, and the queries.) */
 #include <unistd.h>
-#include <zlib.h>
 
 #include "check.h"
 #include "../core/ist_internal.h"
 #include "prox.h"
 #include "prox_ist.h"
+#include "check_ist.h"
+#include "check_prox.h"
 
-static double surface_dist(const prox_mesh *m, prox_vec3 p)
-{
-    double best = INFINITY;
-    for (uint32_t t = 0; t < m->triangle_count; t++) {
-        prox_vec3 q;
-        double d2 = prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
-                                              m->vertices[m->triangles[t][2]], &q);
-        if (d2 < best)
-            best = d2;
-    }
-    return sqrt(best);
-}
-
-static prox_ist *build_thin(const prox_mesh *m, uint32_t spheres, double min_radius, double thin_gap)
-{
-    prox_ist_def d = prox_ist_def_default();
-    d.target_spheres = spheres;
-    d.min_radius = min_radius;
-    d.thin_gap = thin_gap;
-    d.progress = 0;
-    prox_ist *t = NULL;
-    char err[256];
-    CHECK(prox_ist_build(m, &d, &t, err, sizeof err) == 0, "build: %s", err);
-    return t;
-}
-
-static prox_ist *build(const prox_mesh *m, uint32_t spheres, double min_radius) { return build_thin(m, spheres, min_radius, 0); }
+static prox_ist *build(const prox_mesh *m, uint32_t spheres, double min_radius) { return check_ist_build(m, spheres, 0, min_radius, 0); }
 
 /* an irregular convex octahedron: no symmetric ties in the distance field */
 static prox_mesh *make_octahedron(void)
@@ -71,7 +46,7 @@ static void test_greedy_replay(void)
     CHECK(m && m->closed && m->volume > 0, "octahedron closed and outward (volume %g)", m ? m->volume : 0);
     if (!m)
         return;
-    prox_ist *t = build_thin(m, 300, 0, -1); /* the greedy packing alone: no thin-part pass after it */
+    prox_ist *t = check_ist_build(m, 300, 0, 0, -1); /* the greedy packing alone: no thin-part pass after it */
     if (!t) {
         prox_mesh_free(m);
         return;
@@ -89,7 +64,7 @@ static void test_greedy_replay(void)
                 if (!prox_mesh_contains_point(m, p))
                     continue;
                 c[n] = p;
-                fr[n++] = surface_dist(m, p);
+                fr[n++] = check_mesh_surface_dist(m, p);
             }
     CHECK(labs((long)n - (long)t->voxels_inside) <= 2, "inside voxel centres: %zu vs the build's %u", n, t->voxels_inside);
     CHECK(t->sphere_count == 300, "target reached: %u", t->sphere_count);
@@ -181,7 +156,7 @@ static void test_fine_torus(void)
         const ist_sphere *a = &t->spheres[i];
         prox_vec3 ca = prox_v3(a->x, a->y, a->z);
         inner += 4.0 / 3.0 * M_PI * (double)a->r * a->r * a->r;
-        double sd = surface_dist(m, ca);
+        double sd = check_mesh_surface_dist(m, ca);
         if (!(a->r > 0) || !prox_mesh_contains_point(m, ca) || sd < a->r) {
             if (outside++ < 3)
                 printf("    sphere %u: r %.9g, surface distance %.9g\n", i, a->r, sd);
@@ -240,23 +215,6 @@ out:
     prox_mesh_free(m);
 }
 
-/* where a saved tree's node records begin: magic and version, 8 counts,
- * 16 bytes, 9 doubles, 4 bytes (ist_io.c) */
-#define IST_NODES_AT ((size_t)(8 + 8 * 4 + 16 + 9 * 8 + 4))
-
-/* set the CRC of a .ist image of n bytes (its last 4, over all but the
- * first 8 and the last 4) and write it to dst; 1 when all of it was written */
-static int write_with_crc(const char *dst, unsigned char *b, size_t n)
-{
-    uint32_t crc = (uint32_t)crc32(0L, b + 8, (uInt)(n - 12));
-    memcpy(b + n - 4, &crc, 4);
-    FILE *f = fopen(dst, "wb");
-    int ok = f && fwrite(b, 1, n, f) == n;
-    if (f)
-        fclose(f);
-    return ok;
-}
-
 /* patch a saved file at `off` with `len` bytes and fix its CRC */
 static void write_patched(const char *src, const char *dst, size_t off, const void *bytes, size_t len)
 {
@@ -266,7 +224,7 @@ static void write_patched(const char *src, const char *dst, size_t off, const vo
     if (!b)
         return;
     memcpy(b + off, bytes, len);
-    CHECK(write_with_crc(dst, b, size), "write patched");
+    CHECK(check_ist_write(dst, b, size), "write patched");
     free(b);
 }
 
@@ -299,7 +257,7 @@ static void test_file_indices(void)
     prox_ist *u = NULL;
     CHECK(prox_ist_load(good, &u, err, sizeof err) == 0 && u, "load: %s", err);
     prox_ist_free(u);
-    const size_t nodes_at = IST_NODES_AT, child_at = offsetof(ist_node, child);
+    const size_t nodes_at = IST_FILE_NODES_AT, child_at = offsetof(ist_node, child);
     const size_t spheres_at = nodes_at + sizeof(ist_node) * t->node_count;
     const size_t tris_at = spheres_at + sizeof(ist_sphere) * t->sphere_count + sizeof(prox_vec3) * t->vert_count;
     const size_t adj_at = tris_at + sizeof(uint32_t[3]) * t->tri_count + 4;
@@ -384,8 +342,9 @@ static void test_file_tree_shape(void)
     prox_ist *t = saved_box(&m, "_s", good, bad);
     if (!t)
         return;
-    const size_t root_at = 8 + 6 * 4, root_leaves_at = 8 + 7 * 4, root_r_at = 8 + 8 * 4 + 12, voxel_at = 8 + 8 * 4 + 16 + 2 * 8;
-    const size_t nodes_at = IST_NODES_AT;
+    const size_t root_at = IST_FILE_U32_AT(6), root_leaves_at = IST_FILE_U32_AT(7), root_r_at = IST_FILE_ROOT_R_AT,
+                 voxel_at = IST_FILE_DOUBLE_AT(2);
+    const size_t nodes_at = IST_FILE_NODES_AT;
     /* the root's inner children a and b, and two leaf slots (node la,
      * slot ja; node lb, slot jb) */
     const ist_node *r = &t->nodes[t->tree.root];
@@ -475,7 +434,7 @@ static void test_file_tree_shape(void)
      * it; the box spans +-0.3, +-0.2, +-0.1): a negative time, a centre
      * outside the mesh's bounding box are refused; a centre inside it
      * near a corner loads */
-    const size_t time_at = 8 + 8 * 4 + 16 + 5 * 8, com_at = 8 + 8 * 4 + 16 + 6 * 8;
+    const size_t time_at = IST_FILE_DOUBLE_AT(5), com_at = IST_FILE_DOUBLE_AT(6);
     const struct {
         const char *what;
         size_t off;
@@ -527,7 +486,7 @@ static void write_chain(const char *good, const char *bad, const prox_ist *t, ui
 {
     size_t size;
     unsigned char *b = check_read_file(good, &size);
-    const size_t nodes_at = IST_NODES_AT, was = sizeof(ist_node) * t->node_count, now = sizeof(ist_node) * K;
+    const size_t nodes_at = IST_FILE_NODES_AT, was = sizeof(ist_node) * t->node_count, now = sizeof(ist_node) * K;
     CHECK(b != NULL && size > nodes_at + was, "read back");
     if (!b || size <= nodes_at + was) {
         free(b);
@@ -538,10 +497,10 @@ static void write_chain(const char *good, const char *bad, const prox_ist *t, ui
     ist_node *nd = malloc(now);
     chain_nodes(nd, K, t->sphere_count);
     memcpy(o, b, nodes_at);
-    memcpy(o + 8 + 2 * 4, &K, 4); /* the header's node count */
+    memcpy(o + IST_FILE_U32_AT(2), &K, 4); /* the header's node count */
     memcpy(o + nodes_at, nd, now);
     memcpy(o + nodes_at + now, b + nodes_at + was, size - nodes_at - was);
-    CHECK(write_with_crc(bad, o, n), "write the chain");
+    CHECK(check_ist_write(bad, o, n), "write the chain");
     free(nd);
     free(o);
     free(b);

@@ -2,16 +2,17 @@
 #include <string.h>
 
 #include "check.h"
-#include "prox_math.h"
+#include "prox.h"
+#include "check_prox.h"
 
 static void test_xform_roundtrip(void)
 {
     unsigned long long s = 1;
     for (int i = 0; i < 200; i++) {
-        prox_quat q = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1),
-                       check_rng_uniform(&s, -1, 1)};
+        prox_quat q = check_rng_quat(&s);
         prox_xform X = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -5, 5), 1, 2), q);
-        prox_vec3 p = prox_v3(check_rng_uniform(&s, -3, 3), check_rng_uniform(&s, -3, 3), 0.5);
+        double py = check_rng_uniform(&s, -3, 3), px = check_rng_uniform(&s, -3, 3); /* y first: check_prox.h */
+        prox_vec3 p = prox_v3(px, py, 0.5);
         prox_vec3 r = prox_xform_inv_point(&X, prox_xform_point(&X, p));
         CHECK_NEAR(prox_v3_dist(p, r), 0.0, 1e-12, "inverse point");
         prox_xform inv = prox_xform_inverse(&X);

@@ -119,7 +119,7 @@ static void test_contains(void)
     prox_mesh *b = prox_mesh_make_box(prox_v3(0.5, 1, 2));
     unsigned long long r = 3;
     for (int i = 0; i < 400; i++) {
-        prox_vec3 p = prox_v3(check_rng_uniform(&r, -2, 2), check_rng_uniform(&r, -2, 2), check_rng_uniform(&r, -2, 2));
+        prox_vec3 p = check_rng_v3(&r, -2, 2);
         double len = prox_v3_len(p);
         if (fabs(len - 1.0) > 0.02) /* the polyhedron deviates from the ball by < 1.3% at s=3 */
             CHECK(prox_mesh_contains_point(s, p) == (len < 1.0), "sphere contains %g", len);

@@ -15,15 +15,8 @@
 #include "prox.h"
 #include "rt_service.h"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define COUNT_MALLOC 1
-/* Interpose the allocator: count calls made on the thread named
- * "hapticd-rt" (the service names its loop thread before the loop). */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static atomic_long rt_allocs;
+/* count the allocator's calls made on the thread named "hapticd-rt" (the
+ * service names its loop thread before the loop) */
 static _Thread_local int tls_is_rt = -1;
 static int on_rt_thread(void)
 {
@@ -37,35 +30,8 @@ static int on_rt_thread(void)
     }
     return tls_is_rt == 1;
 }
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n)
-{
-    if (on_rt_thread())
-        atomic_fetch_add(&rt_allocs, 1);
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    if (on_rt_thread())
-        atomic_fetch_add(&rt_allocs, 1);
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    if (on_rt_thread())
-        atomic_fetch_add(&rt_allocs, 1);
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    if (p && on_rt_thread())
-        atomic_fetch_add(&rt_allocs, 1);
-    __libc_free(p);
-}
-#endif
+#define CHECK_ALLOC_WHEN() on_rt_thread()
+#include "check_alloc.h"
 
 typedef struct watch {
     pthread_mutex_t lock;
@@ -169,8 +135,8 @@ static void test_loop_with_sim_device(void)
     rt_service_add_telemetry_listener(svc, on_tel, &w);
     CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
     sleep_s(0.5); /* warm-up: the first cycles may fault the pages of lazily bound code */
-#ifdef COUNT_MALLOC
-    long a0 = atomic_load(&rt_allocs);
+#ifdef CHECK_ALLOC_ON
+    long a0 = atomic_load(&check_alloc_calls);
 #endif
     rt_voxel_update vu[256];
     for (int i = 0; i < 256; i++)
@@ -179,8 +145,8 @@ static void test_loop_with_sim_device(void)
     rt_voxel_update badv = {99, 0, 0, 1};
     CHECK(rt_service_voxel_update(svc, "map", &badv, 1, err, sizeof err) == -1 && strstr(err, "outside"), "bad cell: %s", err);
     sleep_s(2.5);
-#ifdef COUNT_MALLOC
-    long a1 = atomic_load(&rt_allocs);
+#ifdef CHECK_ALLOC_ON
+    long a1 = atomic_load(&check_alloc_calls);
     CHECK(a1 == a0, "the RT thread allocated %ld times in steady state", a1 - a0);
 #endif
     /* a NaN from the device zeroes the output within one cycle */

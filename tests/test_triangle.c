@@ -1,11 +1,9 @@
 /* test_triangle.c - triangle primitives against dense sampling and hand-made cases. */
 #include "check.h"
-#include "prox_mesh.h"
+#include "prox.h"
+#include "check_prox.h"
 
-static prox_vec3 rv(unsigned long long *s, double a)
-{
-    return prox_v3(check_rng_uniform(s, -a, a), check_rng_uniform(s, -a, a), check_rng_uniform(s, -a, a));
-}
+static prox_vec3 rv(unsigned long long *s, double a) { return check_rng_v3(s, -a, a); }
 
 /* distance from p to triangle T by sampling T densely (upper bound on the truth) */
 static double sampled_tri_tri(const prox_vec3 P[3], const prox_vec3 Q[3], int n)

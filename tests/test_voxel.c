@@ -7,6 +7,7 @@
 #include "../core/sphere.h"
 #include "../core/voxel_internal.h"
 #include "prox.h"
+#include "check_prox.h"
 
 static prox_bank *bank;
 static prox_engine *engine;
@@ -73,7 +74,8 @@ static void test_update_invariants(void)
     prox_ist *ist;
     CHECK(prox_ist_build(ball, &d, &ist, err, sizeof err) == 0, "ist");
     for (int k = 0; k < 10; k++) {
-        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -2, 2), check_rng_uniform(&s, -2, 2), 2.0), prox_quat_identity());
+        double ty = check_rng_uniform(&s, -2, 2), tx = check_rng_uniform(&s, -2, 2); /* y first: check_prox.h */
+        prox_xform xb = prox_xform_from_pose(prox_v3(tx, ty, 2.0), prox_quat_identity());
         prox_result ra, rb;
         prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
         prox_object_pair pa = {prox_voxmap_tree(m), prox_ist_tree(ist), prox_xform_identity(), xb, NULL};
@@ -187,9 +189,11 @@ static void test_cross_type_brute(void)
 {
     unsigned long long s = 5;
     prox_voxmap *m = make_map(12, 0.05, 2048);
-    for (int i = 0; i < 150; i++)
-        prox_voxmap_set(m, (int)check_rng_uniform(&s, 0, 12), (int)check_rng_uniform(&s, 0, 12), (int)check_rng_uniform(&s, 0, 12),
-                        1 + (i % 3 == 0));
+    for (int i = 0; i < 150; i++) {
+        /* z, y, x: the order gcc drew them in as arguments (check_prox.h) */
+        int z = (int)check_rng_uniform(&s, 0, 12), y = (int)check_rng_uniform(&s, 0, 12), x = (int)check_rng_uniform(&s, 0, 12);
+        prox_voxmap_set(m, x, y, z, 1 + (i % 3 == 0));
+    }
     cells all = {0};
     prox_voxmap_foreach(m, collect, &all);
     prox_mesh *mesh = prox_mesh_make_torus(0.12, 0.04, 16, 8);
@@ -202,8 +206,8 @@ static void test_cross_type_brute(void)
     prox_bvh *bvh = prox_bvh_build(mesh);
     double rv = 0.05 * cbrt(3.0 / (4.0 * M_PI));
     for (int it = 0; it < 12; it++) {
-        prox_quat qr = {check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1), check_rng_uniform(&s, -1, 1)};
-        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.5, 0.5), check_rng_uniform(&s, -0.5, 0.5), check_rng_uniform(&s, -0.5, 0.5)), qr);
+        prox_quat qr = check_rng_quat(&s);
+        prox_xform xb = prox_xform_from_pose(check_rng_v3(&s, -0.5, 0.5), qr);
         uint32_t mask = it % 2 ? (1u << PROX_VOXEL_OBSTACLE) : PROX_CLASS_ALL;
         double want_d = INFINITY, want_v = 0, want_tri = INFINITY;
         int want_hit = 0, want_tri_hit = 0;
@@ -277,13 +281,15 @@ static void test_cross_type_brute(void)
     }
     /* voxel x voxel: a second map, rotated */
     prox_voxmap *m2 = make_map(6, 0.07, 256);
-    for (int i = 0; i < 20; i++)
-        prox_voxmap_set(m2, (int)check_rng_uniform(&s, 0, 6), (int)check_rng_uniform(&s, 0, 6), (int)check_rng_uniform(&s, 0, 6), 1);
+    for (int i = 0; i < 20; i++) {
+        int z = (int)check_rng_uniform(&s, 0, 6), y = (int)check_rng_uniform(&s, 0, 6), x = (int)check_rng_uniform(&s, 0, 6);
+        prox_voxmap_set(m2, x, y, z, 1); /* z drawn first: check_prox.h */
+    }
     cells all2 = {0};
     prox_voxmap_foreach(m2, collect, &all2);
     for (int it = 0; it < 5; it++) {
-        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.6, 0.6), 0.1, 0.2),
-                                             prox_quat_axis_angle(prox_v3(1, 2, 3), check_rng_uniform(&s, 0, 3)));
+        double angle = check_rng_uniform(&s, 0, 3); /* before x: check_prox.h */
+        prox_xform xb = prox_xform_from_pose(prox_v3(check_rng_uniform(&s, -0.6, 0.6), 0.1, 0.2), prox_quat_axis_angle(prox_v3(1, 2, 3), angle));
         double want = INFINITY;
         for (int a = 0; a < all.n; a++)
             for (int b = 0; b < all2.n; b++) {

@@ -12,40 +12,7 @@
 #include "sphere.h"
 #include "voxel_internal.h"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define COUNT_MALLOC 1
-/* Interpose the allocator (plain builds): count calls while `counting`. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static int counting;
-static long alloc_calls;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n)
-{
-    alloc_calls += counting;
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    alloc_calls += counting;
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    alloc_calls += counting;
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    alloc_calls += counting && p;
-    __libc_free(p);
-}
-#endif
+#include "check_alloc.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(void)
@@ -55,11 +22,40 @@ static uint32_t rnd(void)
 }
 static double urand(void) { return (rnd() & 0xffffff) / (double)0x1000000; }
 
+/* Every draw below goes into a named variable first: C leaves the order of
+ * a call's arguments (and of an initialiser's elements) unspecified. The
+ * order is the one gcc gave them where they were drawn in place (arguments
+ * right to left, initialisers left to right), so the cases stay those the
+ * tests were written for (tests/check_prox.h). */
+
 static prox_xform random_pose(double spread)
 {
-    prox_vec3 axis = prox_v3_normalize(prox_v3(urand() - 0.5, urand() - 0.5, urand() - 0.5 + 1e-3));
+    double az = urand() - 0.5 + 1e-3, ay = urand() - 0.5, ax = urand() - 0.5;
+    prox_vec3 axis = prox_v3_normalize(prox_v3(ax, ay, az));
     prox_quat q = prox_quat_axis_angle(axis, urand() * 6.283);
-    return prox_xform_from_pose(prox_v3((urand() - 0.5) * spread, (urand() - 0.5) * spread, (urand() - 0.5) * spread), q);
+    double tz = (urand() - 0.5) * spread, ty = (urand() - 0.5) * spread, tx = (urand() - 0.5) * spread;
+    return prox_xform_from_pose(prox_v3(tx, ty, tz), q);
+}
+
+/* a random cell of [0, nx) x [0, ny) x [0, nz) set to class 1 or 2 (the
+ * class drawn first, then z, y, x) */
+static void set_random(prox_voxmap *m, uint32_t nx, uint32_t ny, uint32_t nz)
+{
+    uint32_t cls = 1 + rnd() % 2;
+    int32_t z = (int32_t)(rnd() % nz), y = (int32_t)(rnd() % ny), x = (int32_t)(rnd() % nx);
+    prox_voxmap_set(m, x, y, z, cls);
+}
+
+/* a random record of [0, 60) x [0, 60) x [0, 10), class 0 to 2 (drawn x, y,
+ * z, class) */
+static prox_voxel_record random_record(void)
+{
+    prox_voxel_record r;
+    r.x = (int32_t)(rnd() % 60);
+    r.y = (int32_t)(rnd() % 60);
+    r.z = (int32_t)(rnd() % 10);
+    r.cls = rnd() % 3;
+    return r;
 }
 
 static prox_voxmap *make_map(uint32_t nx, uint32_t ny, uint32_t nz, double cell, prox_vec3 origin, uint32_t cap)
@@ -247,7 +243,7 @@ static void test_files(void)
     CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
     prox_voxmap *m = make_map(20, 10, 5, 0.2, prox_v3(-1, -2, 0.5), 0);
     for (int i = 0; i < 300; i++)
-        prox_voxmap_set(m, (int32_t)(rnd() % 20), (int32_t)(rnd() % 10), (int32_t)(rnd() % 5), 1 + rnd() % 2);
+        set_random(m, 20, 10, 5);
     char path[200], err[512];
     snprintf(path, sizeof path, "%s/map.vox", tmpdir);
     CHECK(prox_voxmap_save(m, path, err, sizeof err) == 0, "%s", err);
@@ -403,7 +399,7 @@ static void box_corners(prox_vec3 lo, prox_vec3 hi, const prox_xform *X, prox_ve
 static void fill_random(prox_voxmap *m, int n, uint32_t nx, uint32_t ny, uint32_t nz)
 {
     for (int i = 0; i < n; i++)
-        prox_voxmap_set(m, (int32_t)(rnd() % nx), (int32_t)(rnd() % ny), (int32_t)(rnd() % nz), 1 + rnd() % 2);
+        set_random(m, nx, ny, nz);
 }
 
 static void test_mesh_voxel_brute(void)
@@ -578,7 +574,8 @@ static void test_penvol_model_error(void)
         double R = (double[]){0.75, 1.5, 3.0}[rr];
         for (int it = 0; it < 6; it++) {
             /* block of cells [-6, 6)^3 filled on z < 0 (a floor); ball centre near the floor */
-            prox_vec3 c = prox_v3(urand() - 0.5, urand() - 0.5, (urand() - 0.5) * R);
+            double cz = (urand() - 0.5) * R, cy = urand() - 0.5, cx = urand() - 0.5;
+            prox_vec3 c = prox_v3(cx, cy, cz);
             double model = 0;
             for (int z = -6; z < 0; z++)
                 for (int y = -6; y < 6; y++)
@@ -811,17 +808,17 @@ static void test_no_allocation(void)
     q.use_cache = 0;
     prox_object_pair op = {prox_bvh_tree(b), prox_voxmap_tree(m), prox_xform_identity(), prox_xform_identity(), NULL};
     for (int i = 0; i < 4096; i++)
-        rec[i] = (prox_voxel_record){(int32_t)(rnd() % 60), (int32_t)(rnd() % 60), (int32_t)(rnd() % 10), rnd() % 3};
+        rec[i] = random_record();
     prox_voxmap_apply(m, rec, 4096, NULL); /* warm up */
     prox_query_run(e, &q, &op, 1, &r);
-#ifdef COUNT_MALLOC
-    alloc_calls = 0;
-    counting = 1;
+#ifdef CHECK_ALLOC_ON
+    atomic_store(&check_alloc_calls, 0);
+    check_alloc_counting = 1;
 #endif
     uint64_t applied = 0;
     for (int k = 0; k < 256; k++) {
         for (int i = 0; i < 4096; i++)
-            rec[i] = (prox_voxel_record){(int32_t)(rnd() % 60), (int32_t)(rnd() % 60), (int32_t)(rnd() % 10), rnd() % 3};
+            rec[i] = random_record();
         applied += prox_voxmap_apply(m, rec, 4096, NULL);
         for (int j = 0; j < 4; j++) {
             op.pose_a = random_pose(4.0);
@@ -829,9 +826,10 @@ static void test_no_allocation(void)
             prox_query_run(e, &q, &op, 1, &r);
         }
     }
-#ifdef COUNT_MALLOC
-    counting = 0;
-    CHECK(alloc_calls == 0, "%ld allocator calls during updates and queries", alloc_calls);
+#ifdef CHECK_ALLOC_ON
+    check_alloc_counting = 0;
+    long calls = atomic_load(&check_alloc_calls);
+    CHECK(calls == 0, "%ld allocator calls during updates and queries", calls);
 #endif
     CHECK(applied == 256u * 4096u, "all records applied (%llu)", (unsigned long long)applied);
     char err[256];
