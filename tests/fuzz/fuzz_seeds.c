@@ -1,7 +1,8 @@
 /* fuzz_seeds.c - make fuzz: fuzz_seeds DIR writes the fuzz targets' first
- * inputs into DIR/ist, DIR/vox and DIR/osc (the scenarios' come from
+ * inputs into DIR/ist, DIR/vox, DIR/osc and DIR/mesh (the scenarios' come from
  * sim/scenarios): a small inner sphere tree, a voxel map with a few cells,
- * and one OSC message per address hapticd answers plus a bundle. */
+ * one OSC message per address hapticd answers plus a bundle, and a box
+ * and a ball as OFF meshes. */
 #include <errno.h>
 #include <lo/lo.h>
 #include <stdio.h>
@@ -41,9 +42,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fuzz_seeds DIR\n");
         return 2;
     }
-    char d[3][512], err[512];
-    const char *sub[3] = {"ist", "vox", "osc"};
-    for (int i = 0; i < 3; i++) {
+    char d[4][512], err[512];
+    const char *sub[4] = {"ist", "vox", "osc", "mesh"};
+    for (int i = 0; i < 4; i++) {
         snprintf(d[i], sizeof d[i], "%s/%s", argv[1], sub[i]);
         if (mkdir(argv[1], 0755) && errno != EEXIST)
             return 1;
@@ -64,6 +65,18 @@ int main(int argc, char **argv)
         return 1;
     }
     prox_ist_free(t);
+    snprintf(path, sizeof path, "%s/ball.off", d[3]);
+    if (prox_mesh_write_off(m, path, err, sizeof err)) {
+        fprintf(stderr, "fuzz_seeds: %s\n", err);
+        return 1;
+    }
+    prox_mesh_free(m);
+    m = prox_mesh_make_box(prox_v3(0.1, 0.2, 0.05));
+    snprintf(path, sizeof path, "%s/box.off", d[3]);
+    if (!m || prox_mesh_write_off(m, path, err, sizeof err)) {
+        fprintf(stderr, "fuzz_seeds: %s\n", err);
+        return 1;
+    }
     prox_mesh_free(m);
     prox_voxmap_def vd = {0.01, prox_v3(0, 0, 0), {8, 8, 8}, 256};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
