@@ -614,7 +614,10 @@ static void test_distance_vs_mesh(void)
         prox_query mq = prox_query_default(PROX_QUERY_DISTANCE);
         mq.max_distance = r.value * 1.01;
         prox_result rm = run(prox_ist_tree(A), prox_ist_tree(B), xb, mq, NULL);
-        CHECK(rm.complete && rm.value == r.value, "range above: %g vs %g", rm.value, r.value);
+        /* (to rounding: 1 ulp apart at 4 of 400 poses drawn in other
+         * orders, exact at these 40; the pruned traversal reaches the
+         * answer by another path) */
+        CHECK(rm.complete && fabs(rm.value - r.value) <= 1e-12 * r.value, "range above: %.17g vs %.17g", rm.value, r.value);
         mq.max_distance = exact.value * 0.9;
         rm = run(prox_ist_tree(A), prox_ist_tree(B), xb, mq, NULL);
         CHECK(rm.complete && rm.value == INFINITY && rm.upper == INFINITY && rm.lower <= exact.value + 1e-9 &&
