@@ -860,6 +860,30 @@ static int place_ends_in(const ist_places *pl, int k, prox_vec3 ca, double Ra, p
     return ax * ax + ay * ay + az * az <= Ra * Ra && bx * bx + by * by + bz * bz <= Rb * Rb;
 }
 
+/* whether place k's chains reached a triangle pair of their own (not only
+ * seen_on_a stops: settle_leaf records no end then) */
+static inline int place_ended(const ist_places *pl, int k) { return pl->end[k][0] < 1e30f; }
+
+/* A leaf pair beside a place whose chains reached no triangle pair of
+ * their own (place_ended) is settled where its key is below the place's by
+ * this many voxels (beside any other place: by one). Such a place says
+ * only that its chains ran into triangles of A that earlier chains went
+ * on from; they are a third of the settled places on the random bench
+ * poses (3.5 to 3.8 of 10-15 settles a query). Gen_poses seed 13
+ * armadillo random pose 854 (10.4% over FCL's exact distance): place
+ * (703, 427)'s two chains stopped at once on A's triangle of the first
+ * place's answer, and the exact closest points' leaf pair (187, 488), key
+ * 0.70 of the best and 0.98 voxel below the place's, was skipped beside
+ * it; settled, its first chain reaches the exact closest points. Measured
+ * with leaf_chains' chain from A's sphere (errors against FCL's exact
+ * distance, bench poses seed 7 and held-out seeds 11 and 13, five meshes;
+ * callgrind, 40 random / 80 coherent bench poses): see the commit
+ * message. Measured and not kept: 0 (any key lower), elephant seed-11
+ * random max 0.007% -> 0.115%; such places not kept at all (their
+ * neighbours settled as if beside none), the same seed-13 gains but +2%
+ * to +8% instructions (elephant random +8.2%). */
+#define IST_NOEND_LOWER 0.5
+
 /* A leaf pair with a piece thinner than this (outer radius over inner
  * radius) is settled by two chains, one from each inner sphere (see
  * settle_leaf). Relative error against FCL's exact distance, p99 / max,
@@ -877,8 +901,9 @@ static int place_ends_in(const ist_places *pl, int k, prox_vec3 ca, double Ra, p
 #define IST_THIN_BOTH 3.0f
 
 /* The chains that settle leaf pair (i, j) (its inner spheres apart,
- * centred at ca and cb in A's frame), their best triangle pair into *rb. */
-static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, refine_best *rb)
+ * centred at ca and cb in A's frame), their best triangle pair into *rb;
+ * fresh: the pair starts a new place (see from_a_too below). */
+static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, int fresh, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double ra = A->spheres[i].r, rb_r = B->spheres[j].r;
@@ -901,7 +926,27 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
         st = project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, 0, A->spheres[i].tri, B->spheres[j].tri, rb);
     if (st == IST_CHAIN_AT_SEEN && both && p->query->precise)
         return; /* precise: see IST_CHAIN_ABOVE_PRECISE */
-    if ((!from_b || both) && !past_deadline(p)) {
+    /* A new place whose one chain, from B's sphere, stopped at seen_on_a
+     * before a triangle pair of its own ends nowhere (settle_leaf: its
+     * neighbours are then held to IST_RESETTLE_AWAY alone), though its
+     * pieces were never searched from A's side: A's sphere starts a chain
+     * too. Gen_poses seed 13 elephant random pose 178 (2.2% over FCL's
+     * exact distance, --precise alike): place (83, 32)'s chain landed on a
+     * triangle of A an earlier chain had gone on from (to a minimum 2.2%
+     * higher) and the exact closest points' leaf pair (781, 32), key 0.83
+     * of the best and within a voxel of the place's, was skipped beside
+     * it; the chain from A's sphere 83 projects onto B's triangle of the
+     * exact closest points. Fandisk's seed-13 random pose 843 (0.25%): the
+     * exact closest points' leaf pair (584, 306) took a new place whose one
+     * chain stopped so; from A's sphere 584 it reaches them. Such chains
+     * ran 0.07-0.26 times a query on the random bench poses (seed 7), and
+     * improved the best 0-3 times in 200 poses a mesh. Measured and not kept:
+     * the same for a resettled place too (+0.4% to +2.1% more
+     * instructions, the same errors); and, where the one chain started
+     * from A's sphere, one from B's as well (fandisk bench path max 0 ->
+     * 0.036%, elephant seed-11 random 0.007% -> 0.022%). */
+    const int from_a_too = fresh && from_b && !both && st == IST_CHAIN_AT_SEEN_A && !(rb->ed < INFINITY);
+    if ((!from_b || both || from_a_too) && !past_deadline(p)) {
         /* from A's sphere: its projection onto B starts the chain */
         prox_vec3 xa = len > 0 ? prox_v3_madd(ca, u, ra / len) : ca, qb;
         uint32_t tb;
@@ -1068,11 +1113,13 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * rounds by 0.03, some voxels: every pair beside a place was settled
      * again, 7x the projections of |t| = 1e4) */
     const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
-    if (k >= 0 && key - kref >= pl->key[k] - A->voxel_size && key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
+    if (k >= 0 && key - kref >= pl->key[k] - (place_ended(pl, k) ? 1.0 : IST_NOEND_LOWER) * A->voxel_size &&
+        key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
         (key >= IST_RESETTLE_AWAY * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
         return;
     if (past_deadline(p))
         return;
+    const int fresh = k < 0;
     if (k < 0 && pl->n < IST_PLACES)
         k = (int)pl->n++;
     else if (k < 0) {
@@ -1102,7 +1149,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
     refine_best rb_ = refine_start(INFINITY, UINT32_MAX, UINT32_MAX, best);
-    leaf_chains(p, i, j, ca, cb, &rb_);
+    leaf_chains(p, i, j, ca, cb, fresh, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     /* where the chains' own pairs ended (a seen_on_a stop's points, which
      * an earlier chain went on from, are no end: kept as the end they made
@@ -1431,7 +1478,7 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     rb.pa = prox_v3_madd(ca, u, A->spheres[i].r / len), rb.pb = prox_v3_madd(cb, u, -B->spheres[j].r / len);
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
-    leaf_chains(p, i, j, ca, cb, &rb);
+    leaf_chains(p, i, j, ca, cb, 1, &rb);
     memcpy(pl, &keep, sizeof keep);
     prox_ctx_count(c, 0, rb.tests);
     if (rb.ta != UINT32_MAX)
@@ -1549,7 +1596,11 @@ typedef struct near_tri {
 _Static_assert(IST_NEAR_CAP % 4 == 0, "near_minima's SSE ranking fills B's candidates four at a time");
 #define IST_NEAR_R 1.0      /* the search radius past d, in voxels */
 #define IST_NEAR_EPS 0.003  /* pairs that cannot beat d (1 - this) are dropped */
-#define IST_NEAR_PAIRS 3    /* pairs tested */
+/* pairs tested, nearest centroids first; 3 (and 8) missed gen_poses seed
+ * 13 armadillo random pose 710 (near contact, exact 4.0e-4, the answer
+ * 3.1% over at a minimum 1.3 voxels from the exact closest points; the
+ * first pair to beat it ranked 9th to 12th), see finish_distance */
+#define IST_NEAR_PAIRS 12
 
 /* the candidates of t (t's frame carried into A's by X if given) near x:
  * their balls, and their reach e along n past offset h (side 0: max n.v -
@@ -1590,8 +1641,10 @@ static void near_load(const prox_ist *t, const prox_xform *X, const uint32_t *id
  * gap across n that bounds a pair's distance below, and the pairs that may
  * come closer than d (1 - IST_NEAR_EPS) are kept. Of those the
  * IST_NEAR_PAIRS whose centroids lie closest are tested (not every one: a
- * heuristic, see the measurements at finish_distance), and the walk
- * restarts from the first that beats d. No allocation: fixed arrays of
+ * heuristic, see the measurements at finish_distance), each cut short
+ * where a separating axis shows it no closer than d
+ * (prox_triangle_distance_below), and the walk restarts from the first
+ * that beats d. No allocation: fixed arrays of
  * IST_NEAR_CAP a side on the stack; the deadline is read before each
  * stage and each pair test, and inside the range queries every 32 nodes
  * (they keep at most IST_NEAR_CAP triangles, but visit every box within
@@ -1716,11 +1769,15 @@ static void near_minima(const prox_pairstate *p, refine_best *rb)
             near_keep(key, pi, pj, &kept, c2, ca[i].id, cb[j].id);
         }
 #endif
+    const double beat = rb->d * (1 - 1e-12);
     for (int k = 0; k < kept && !past_deadline(p); k++) {
-        prox_vec3 qa, qb;
-        const double dk = tri_pair_distance(A, pi[k], B, pj[k], &p->b_in_a, &qa, &qb);
+        prox_vec3 P[3], Q[3], qa, qb;
+        tri_corners(A, pi[k], NULL, P);
+        tri_corners(B, pj[k], &p->b_in_a, Q);
+        int exact;
+        const double dk = prox_triangle_distance_below(P, Q, beat, &qa, &qb, NULL, &exact);
         rb->tests++;
-        if (dk < rb->d * (1 - 1e-12)) {
+        if (exact && dk < beat) {
             walk_pairs(p, pi[k], pj[k], rb);
             break;
         }
@@ -1775,7 +1832,17 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      *   armadillo +7% / +12%, fandisk +4% / +9%;
      * - 24 or 16 candidates a side: armadillo held-out random 1.9%, bunny00
      *   random 0.43%; 2 pairs tested: bunny00 held-out random 0.72% (its
-     *   pose 792: the third pair); 8: the same errors as 3;
+     *   pose 792: the third pair); 8: the same errors as 3 (seed 7 and 11);
+     * - (kept since) 12 pairs in place of 3, each test cut short by
+     *   prox_triangle_distance_below: seed-13 random max armadillo 3.1% ->
+     *   1.3% (pose 710; the next, 868, is a minimum the search does not
+     *   reach), fandisk 0.02% -> 0, seed-11 random fandisk 0.025% ->
+     *   0.001%, no pose of the 20 sets worse; callgrind against 3 pairs:
+     *   +0.2% to +1.2% (40 random), 0 to +1.8% (80 coherent; elephant);
+     *   12 full tests: 0 to +4.0%, 16: 0 to +5.8% (the same errors); the cut alone at 3 pairs: -0.6% to 0, the same answers;
+     *   pairs ranked by their lower bound instead of the centroids'
+     *   distance: 3 pairs, bench random bunny00 0 -> 0.55%, armadillo
+     *   seed-11 random 0.25% -> 1.9%;
      * - a search radius of 4 voxels: the same errors as 1; of 0.5 or 0.25
      *   voxel: armadillo held-out random 1.9%, bunny00 0.72%, bunny00
      *   random 0.43%.
