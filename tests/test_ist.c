@@ -1065,15 +1065,13 @@ static void test_distance_precise(void)
     unsigned long long s = 10;
     int better = 0, found = 0, poses = 0, cuts = 0;
     double worst_default = 0, worst_precise = 0;
-    prox_xform pose_179 = prox_xform_identity();
+    prox_xform pose_found = prox_xform_identity(); /* the first pose the search gains at */
     for (int i = 0; i < 180 && A && B; i++) {
         prox_quat q = check_rng_quat(&s);
         prox_vec3 dir = prox_v3_normalize(check_rng_v3(&s, -1, 1));
         prox_xform xb = prox_xform_from_pose(prox_v3_scale(dir, check_rng_uniform(&s, 0.62, 0.75)), prox_quat_normalize(q));
         if (i % 6 != 5) /* 30 poses, the 180th among them: every triangle pair is slow */
             continue;
-        if (i == 179)
-            pose_179 = xb;
         poses++;
         prox_query qd = prox_query_default(PROX_QUERY_DISTANCE), qp = qd;
         qp.precise = 1;
@@ -1090,7 +1088,8 @@ static void test_distance_precise(void)
         CHECK(fabs(prox_v3_dist(rp.point_a, rp.point_b) - rp.value) <= 1e-9 * (1 + rp.value), "pose %d: witness points %g apart, value %g",
               i, prox_v3_dist(rp.point_a, rp.point_b), rp.value);
         better += rp.value < rd.value;
-        found += rd.value > exact * 1.05 && rp.value <= exact * (1 + 1e-9);
+        if (rd.value > exact * 1.05 && rp.value <= exact * (1 + 1e-9) && found++ == 0)
+            pose_found = xb;
         worst_default = fmax(worst_default, (rd.value - exact) / exact);
         worst_precise = fmax(worst_precise, (rp.value - exact) / exact);
         /* budgets from the deadline passed at once to beyond the precise
@@ -1107,29 +1106,29 @@ static void test_distance_precise(void)
         }
     }
     CHECK(poses == 30 && found >= 1, "the default more than 5%% over exact and precise exact at %d of %d poses", found, poses);
-    /* That check rests on one pose, the 180th: of all 180 drawn it is the
-     * only one where the default stops more than 5% over and precise is
-     * exact (none of 150 drawn for five other bump frequencies, amplitudes
+    /* That check rests on one pose, the 120th (with seed 5, before the
+     * default searched further, the 180th: of all 180 drawn the only one,
+     * and none of 150 drawn for five other bump frequencies, amplitudes
      * and tree sizes either). 20 poses near it (moved up to 0.004 along
      * each axis, turned up to 0.016 rad) show that precise's gain there is
-     * not a knife edge: measured 11 of 20 (precise exact at all 20). */
+     * not a knife edge: measured 7 of 20 (11 of 20 near seed 5's). */
     unsigned long long s_near = 99;
     int near_found = 0;
     for (int j = 0; j < 20 && A && B; j++) {
         double angle = check_rng_uniform(&s_near, 0, 0.016);
         prox_vec3 axis = prox_v3_normalize(check_rng_v3(&s_near, -1, 1));
         prox_xform step = prox_xform_from_pose(check_rng_v3(&s_near, -0.004, 0.004), prox_quat_axis_angle(axis, angle));
-        prox_xform xb = prox_xform_mul(&step, &pose_179);
+        prox_xform xb = prox_xform_mul(&step, &pose_found);
         prox_query qd = prox_query_default(PROX_QUERY_DISTANCE), qp = qd;
         qp.precise = 1;
         prox_result rd = run(prox_ist_tree(A), prox_ist_tree(B), xb, qd, NULL);
         prox_result rp = run(prox_ist_tree(A), prox_ist_tree(B), xb, qp, NULL);
         const double exact = brute_mesh_distance(ma, mb, xb);
         CHECK(rp.complete && rp.value >= exact * (1 - 1e-9) && rp.lower <= exact * (1 + 1e-9),
-              "near pose 179, %d: precise %.9g [%.9g, ...] against exact %.9g", j, rp.value, rp.lower, exact);
+              "near the found pose, %d: precise %.9g [%.9g, ...] against exact %.9g", j, rp.value, rp.lower, exact);
         near_found += rd.value > exact * 1.05 && rp.value <= exact * (1 + 1e-9);
     }
-    CHECK(near_found >= 5, "near pose 179: the default more than 5%% over exact and precise exact at %d of 20 poses", near_found);
+    CHECK(near_found >= 5, "near the found pose: the default more than 5%% over exact and precise exact at %d of 20 poses", near_found);
     CHECK(cuts > 0, "no budgeted precise query was cut");
     /* a coherent path past the bumps, the cache kept (its own for each mode) */
     prox_cache cd = {0}, cp = {0};
@@ -1151,7 +1150,7 @@ static void test_distance_precise(void)
     }
     fprintf(stderr,
             "    precise: better than the default at %d of %d random poses (worst error %.4f -> %.4f; the default over 5%% and precise"
-            " exact at %d; at %d of 20 near pose 179), %d of 40 path poses; %d budgeted queries cut\n",
+            " exact at %d; at %d of 20 near the first), %d of 40 path poses; %d budgeted queries cut\n",
             better, poses, worst_default, worst_precise, found, near_found, path_better, cuts);
     prox_ist_free(A), prox_ist_free(B), prox_mesh_free(ma), prox_mesh_free(mb);
 }
