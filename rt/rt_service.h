@@ -126,9 +126,13 @@ int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errle
  * command beyond that, or one the command queue would have no room for
  * with the bundle's, is refused (nothing of it queued). Other threads'
  * commands go to the loop as before, ahead of the bundle. Voxel updates
- * have their own queue and are not held. Bundles nest (the outermost end
- * hands them over); one thread at a time holds one. Before the loop runs
- * (never started, not yet stepped) commands apply at once, as always.
+ * have their own queue and are not held; those for a voxel map added in
+ * the open bundle are refused until its end. Bundles nest (the outermost
+ * end hands them over); one thread at a time holds one. Before the loop
+ * runs (never started, not yet stepped) commands apply at once, as always;
+ * a bundle open when the loop stops has its commands applied then, before
+ * any sent after the stop (rt_service_stop also applies what the loop
+ * left queued).
  * rt_service_bundle_begin: 0, or -1 with err where another thread holds a
  * bundle open. rt_service_bundle_end: how many commands it handed over
  * (0 for an inner end), or -1 with err where the calling thread holds no

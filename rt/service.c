@@ -70,6 +70,7 @@ typedef struct nrt_object { /* non-RT registry */
     int used;     /* name taken (also while being removed) */
     int removing; /* REMOVE sent, waiting for the RT thread's release */
     uint32_t gen; /* generation given at add (rt_vox_msg) */
+    int held;     /* its ADD waits in an open bundle (rt_service_bundle_begin) */
     rt_object obj;
 } nrt_object;
 
@@ -766,8 +767,8 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
         !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > RT_MAX_OBJECTS || c.cpu_latency_us < -1 ||
         !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz)) {
         snprintf(err, errlen,
-                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, watchdog and stale times at most 10000 ms, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period)",
-                 (unsigned)RT_MAX_OBJECTS);
+                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, watchdog and stale times at most %g ms, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period)",
+                 RT_LIMIT_MAX_MS, (unsigned)RT_MAX_OBJECTS);
         return NULL;
     }
     const char *why = gains_fit(&c.gains, &dev->info);
@@ -919,6 +920,9 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
     return 0;
 }
 
+static void apply_now_locked(rt_service *s, const rt_cmd *c);
+static void flush_bundle_locked(rt_service *s);
+
 void rt_service_stop(rt_service *s)
 {
     if (!s || !atomic_load(&s->running))
@@ -933,7 +937,22 @@ void rt_service_stop(rt_service *s)
         pthread_join(s->wd_thread, NULL);
     s->rt_started = s->hk_started = s->wd_started = 0;
     s->stop_ns = prox_now_ns();
+    /* what the loop left queued is applied now, in order, before any
+     * command sent after the stop (those apply at once): left in the
+     * queues, it would run at a restart, over the newer ones */
+    pthread_mutex_lock(&s->ctl_lock);
+    rt_cmd c;
+    while (rt_ring_pop(&s->cmd, &c) == 0)
+        apply_now_locked(s, &c);
+    rt_vox_msg vm;
+    while (rt_ring_pop(&s->vox, &vm) == 0) {
+        const rt_slot *sl = &s->slots[vm.slot];
+        if (sl->active && sl->gen == vm.gen && rt_object_voxel_apply(sl->tree, &vm.u) != 0)
+            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed);
+    }
+    flush_bundle_locked(s); /* a bundle open now: its commands too, before the next ones */
     atomic_store(&s->running, 0);
+    pthread_mutex_unlock(&s->ctl_lock);
     if (s->memlocked)
         munlockall();
     if (s->cpu_latency_fd >= 0)
@@ -974,21 +993,40 @@ void rt_service_destroy(rt_service *s)
  * caller's rt_service_step (lockstep); before either, updates apply at once */
 static int loop_owns_queues(rt_service *s) { return atomic_load(&s->running) || s->lockstep; }
 
+/* A command applied by the caller while no loop runs (under ctl_lock),
+ * and the objects it released freed. */
+static void apply_now_locked(rt_service *s, const rt_cmd *c)
+{
+    apply_cmd(s, c);
+    uint32_t slot;
+    while (rt_ring_pop(&s->rel, &slot) == 0) {
+        nrt_object *o = &s->objects[slot];
+        if (o->removing) {
+            rt_object_free(&o->obj);
+            memset(o, 0, sizeof *o);
+        }
+    }
+}
+
+/* The open bundle's commands applied by the caller while no loop runs
+ * (the loop stopped while it was open), in order, before anything after
+ * them; the bundle stays open, empty. */
+static void flush_bundle_locked(rt_service *s)
+{
+    for (uint32_t i = 0; i < s->bundle_n; i++) {
+        if (s->bundle[i].type == CMD_ADD)
+            s->objects[s->bundle[i].slot].held = 0;
+        apply_now_locked(s, &s->bundle[i]);
+    }
+    s->bundle_n = 0;
+}
+
 /* Before the loop runs, commands are applied directly (same code). */
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
     if (!loop_owns_queues(s)) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
-        apply_cmd(s, c);
-        {
-            uint32_t slot;
-            while (rt_ring_pop(&s->rel, &slot) == 0) {
-                nrt_object *o = &s->objects[slot];
-                if (o->removing) {
-                    rt_object_free(&o->obj);
-                    memset(o, 0, sizeof *o);
-                }
-            }
-        }
+        flush_bundle_locked(s);
+        apply_now_locked(s, c);
         return 0;
     }
     /* a bundle's commands keep their room in the queue from the start, so
@@ -1008,6 +1046,8 @@ static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t err
         }
         s->bundle[s->bundle_n] = *c;
         s->bundle[s->bundle_n++].more = 1;
+        if (c->type == CMD_ADD)
+            s->objects[c->slot].held = 1; /* the loop has not got it yet: voxel updates wait (voxel_update) */
         return 0;
     }
     if (rt_ring_push(&s->cmd, c) != 0) {
@@ -1040,15 +1080,24 @@ int rt_service_bundle_end(rt_service *s, char *err, size_t errlen)
         snprintf(err, errlen, "no bundle open on this thread");
         rc = -1;
     } else if (--s->bundle_depth == 0 && s->bundle_n) {
-        /* the room was kept (push_cmd_locked) and only the loop takes
-         * commands out meanwhile: this cannot be refused */
         s->bundle[s->bundle_n - 1].more = 0;
-        if (rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
+        if (!loop_owns_queues(s)) {
+            /* the loop stopped while the bundle was open: applied here, as
+             * the commands sent since were */
+            rc = (int)s->bundle_n;
+            flush_bundle_locked(s);
+        } else if (rt_ring_count(&s->cmd) + s->bundle_n > s->cmd.capacity ||
+                   rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
+            /* cannot happen: the room was kept (push_cmd_locked), and
+             * only the loop takes commands out meanwhile */
             snprintf(err, errlen, "command queue full: a bundle of %u commands lost", s->bundle_n);
             s->cmd_refused += s->bundle_n;
             rc = -1;
         } else
             rc = (int)s->bundle_n;
+        for (uint32_t i = 0; i < s->bundle_n; i++)
+            if (s->bundle[i].type == CMD_ADD)
+                s->objects[s->bundle[i].slot].held = 0;
         s->bundle_n = 0;
     }
     pthread_mutex_unlock(&s->ctl_lock);
@@ -1281,7 +1330,8 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
         snprintf(err, errlen, "no object named '%s'", name ? name : "");
         return -1;
     }
-    const char *why = rt_object_voxel_check(&s->objects[slot].obj, u, count);
+    const char *why = s->objects[slot].held ? "added in a bundle still open: send its voxel updates after the bundle"
+                                             : rt_object_voxel_check(&s->objects[slot].obj, u, count);
     if (why) {
         pthread_mutex_unlock(&s->ctl_lock);
         snprintf(err, errlen, "%s: %s", name, why);

@@ -687,7 +687,8 @@ static prox_xform near_pose(int i, int near)
 
 /* a lockstep-ready service (null device, max_cmds_per_cycle 4, no margin
  * force: the margin measures, its force does not move the tool) with the
- * bundle scene and telemetry to w; NULL (a failed check) otherwise */
+ * bundle scene and telemetry to w; NULL (a failed check, the device
+ * closed) otherwise */
 static rt_service *bundle_service(dev_device **dev, last_tel *w)
 {
     char err[256];
@@ -700,15 +701,20 @@ static rt_service *bundle_service(dev_device **dev, last_tel *w)
     CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
     if (svc)
         rt_service_add_telemetry_listener(svc, on_last, w);
+    else
+        dev_close(*dev);
     return svc;
 }
 
-/* o1..o4 all near or all far, one set_pose each; how many were refused */
+/* o1..o4 all near or all far, one set_pose each; how many were refused.
+ * Near in the order o1..o4, far in the order o4..o1, so that a cycle that
+ * saw either move in part measures 2-4 mm (o4 is the nearest). */
 static int move_all(rt_service *svc, int near)
 {
     char err[256];
     int refused = 0;
-    for (int i = 1; i <= 4; i++) {
+    for (int k = 1; k <= 4; k++) {
+        const int i = near ? k : 5 - k;
         char name[16];
         snprintf(name, sizeof name, "o%d", i);
         prox_xform x = near_pose(i, near);
@@ -754,10 +760,8 @@ static void test_bundle_one_cycle(void)
     dev_device *dev;
     last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER};
     rt_service *svc = bundle_service(&dev, &w);
-    if (!svc) {
-        dev_close(dev);
+    if (!svc)
         return;
-    }
     uint64_t t = 1000000;
     double d = step_distance(svc, &w, t, err);
     CHECK(d == -1.0, "nothing within the margin at first: %g", d);
@@ -822,10 +826,8 @@ static void test_bundle_running(void)
     dev_device *dev;
     last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER, .near_d = 0.001};
     rt_service *svc = bundle_service(&dev, &w);
-    if (!svc) {
-        dev_close(dev);
+    if (!svc)
         return;
-    }
     CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
     uint64_t t0 = prox_now_ns();
     long bundles = 0, refused = 0;
@@ -851,11 +853,57 @@ static void test_bundle_running(void)
     dev_close(dev);
 }
 
+/* A bundle open when the loop stops: what it holds applies before the
+ * commands sent after the stop (they apply at once), never after them at a
+ * restart. (A held ADD applied after a REMOVE sent since was a use after
+ * free: found by review.) A voxel map added in a bundle takes no voxel
+ * updates until the bundle's end (the loop would drop them unseen). */
+static void test_bundle_across_stop(void)
+{
+    char err[256];
+    dev_device *dev;
+    last_tel w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    rt_service *svc = bundle_service(&dev, &w);
+    if (!svc)
+        return;
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    /* o4 near in the bundle, then the loop stops, then o4 far: far it is */
+    CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "begin: %s", err);
+    prox_xform x4 = near_pose(4, 1);
+    CHECK(rt_service_set_pose(svc, "o4", &x4, err, sizeof err) == 0, "held pose: %s", err);
+    prox_mesh *m = prox_mesh_make_sphere(0.02, 1);
+    CHECK(m && add(svc, "late", m, prox_v3(0, 1, 0), err) == 0, "held add: %s", err);
+    prox_voxmap *vm = small_map(err);
+    rt_object vo = {prox_voxmap_tree(vm), vm, free_vm, PROX_TREE_VOXEL};
+    CHECK(rt_service_add_object(svc, "vmap", &vo, NULL, err, sizeof err) == 0, "held map: %s", err);
+    rt_voxel_update u = {1, 1, 1, 1};
+    CHECK(rt_service_voxel_update(svc, "vmap", &u, 1, err, sizeof err) == -1 && strstr(err, "bundle still open"),
+          "voxels for a map the loop has not got: %s", err);
+    rt_service_stop(svc);
+    x4 = near_pose(4, 0);
+    CHECK(rt_service_set_pose(svc, "o4", &x4, err, sizeof err) == 0, "pose after the stop: %s", err);
+    CHECK(rt_service_remove_object(svc, "late", err, sizeof err) == 0, "remove after the stop: %s", err);
+    CHECK(rt_service_voxel_update(svc, "vmap", &u, 1, err, sizeof err) == 1, "voxels once the map is the loop's: %s", err);
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == 0, "the end hands nothing more over: %s", err);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "restart: %s", err);
+    sleep_s(0.05);
+    rt_service_stop(svc);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.t.distance_m == -1.0, "o4 far after the restart (the held near pose came first): distance %g", w.t.distance_m);
+    pthread_mutex_unlock(&w.lock);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.object_count == 6, "tool, o1..o4 and the map: %u objects", st.object_count);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     RUN_TEST(test_bundle_one_cycle);
     RUN_TEST(test_bundle_running);
+    RUN_TEST(test_bundle_across_stop);
     RUN_TEST(test_replay_driver);
     RUN_TEST(test_bad_control_input);
     RUN_TEST(test_cpu_latency_request);

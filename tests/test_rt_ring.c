@@ -107,7 +107,11 @@ static void test_push_n_groups_whole(void)
 {
     CHECK(rt_ring_init(&ring, 16, sizeof(unsigned)) == 0, "init");
     pthread_t t;
-    pthread_create(&t, NULL, group_producer, NULL);
+    if (pthread_create(&t, NULL, group_producer, NULL) != 0) {
+        CHECK(0, "producer thread");
+        rt_ring_free(&ring);
+        return;
+    }
     unsigned groups = 0, torn = 0, bad = 0, v, left = 0;
     while (groups < GROUPS) {
         if (rt_ring_pop(&ring, &v) != 0) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fuzz_query.h"
 #include "prox.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,20 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     if (!f || prox_ist_load(path, &t, err, sizeof err) != 0)
         return 0;
-    prox_bank *bank = prox_bank_create();
-    prox_bank_register_defaults(bank);
-    prox_engine_def def = prox_engine_def_default();
-    prox_engine *e = prox_engine_create(&def, bank);
-    prox_object_pair p = {prox_ist_tree(t), prox_ist_tree(t), prox_xform_identity(), prox_xform_identity(), NULL};
-    p.pose_b.t.x = 0.3;
     const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_PENVOL, PROX_QUERY_COLLIDE};
-    for (int k = 0; e && k < 3; k++) {
-        prox_query q = prox_query_default(kinds[k]);
-        prox_result r;
-        prox_query_run(e, &q, &p, 1, &r);
-    }
-    prox_engine_destroy(e);
-    prox_bank_destroy(bank);
+    fuzz_queries(prox_ist_tree(t), prox_ist_tree(t), kinds, 3);
     prox_ist_free(t);
     return 0;
 }

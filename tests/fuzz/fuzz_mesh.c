@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "fuzz_query.h"
 #include "prox.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,19 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (prox_mesh_load(path, &m, err, sizeof err) != 0)
         return 0;
     prox_bvh *b = prox_bvh_build(m);
-    prox_bank *bank = prox_bank_create();
-    prox_bank_register_defaults(bank);
-    prox_engine_def def = prox_engine_def_default();
-    prox_engine *e = prox_engine_create(&def, bank);
-    if (b && e) {
-        prox_object_pair p = {prox_bvh_tree(b), prox_bvh_tree(b), prox_xform_identity(), prox_xform_identity(), NULL};
-        p.pose_b.t.x = 0.5;
-        prox_query q = prox_query_default(PROX_QUERY_DISTANCE);
-        prox_result r;
-        prox_query_run(e, &q, &p, 1, &r);
-    }
-    prox_engine_destroy(e);
-    prox_bank_destroy(bank);
+    const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE};
+    fuzz_queries(b ? prox_bvh_tree(b) : NULL, b ? prox_bvh_tree(b) : NULL, kinds, 1);
     prox_bvh_free(b);
     prox_mesh_free(m);
     return 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "fuzz_query.h"
 #include "prox.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,21 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     if (prox_voxmap_load(path, &m, err, sizeof err) != 0)
         return 0;
-    prox_bank *bank = prox_bank_create();
-    prox_bank_register_defaults(bank);
-    prox_engine_def def = prox_engine_def_default();
-    prox_engine *e = prox_engine_create(&def, bank);
-    if (e && bb) {
-        prox_object_pair p = {prox_voxmap_tree(m), prox_bvh_tree(bb), prox_xform_identity(), prox_xform_identity(), NULL};
-        const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_COLLIDE};
-        for (int k = 0; k < 2; k++) {
-            prox_query q = prox_query_default(kinds[k]);
-            prox_result r;
-            prox_query_run(e, &q, &p, 1, &r);
-        }
-    }
-    prox_engine_destroy(e);
-    prox_bank_destroy(bank);
+    const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_COLLIDE};
+    fuzz_queries(prox_voxmap_tree(m), bb ? prox_bvh_tree(bb) : NULL, kinds, 2);
     prox_voxmap_free(m);
     return 0;
 }

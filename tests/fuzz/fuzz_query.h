@@ -1,0 +1,27 @@
+/* fuzz_query.h - the fuzz targets' queries on what they loaded: each kind
+ * in kinds[] once on the pair (a, b), B moved by 0.3 along x. Only that
+ * they return matters: a fault is what the fuzzer looks for. */
+#ifndef FUZZ_QUERY_H
+#define FUZZ_QUERY_H
+
+#include "prox.h"
+
+static inline void fuzz_queries(const prox_tree *a, const prox_tree *b, const prox_query_kind *kinds, int n)
+{
+    prox_bank *bank = prox_bank_create();
+    if (bank)
+        prox_bank_register_defaults(bank);
+    prox_engine_def def = prox_engine_def_default();
+    prox_engine *e = bank ? prox_engine_create(&def, bank) : NULL;
+    prox_object_pair p = {a, b, prox_xform_identity(), prox_xform_identity(), NULL};
+    p.pose_b.t.x = 0.3;
+    for (int k = 0; e && a && b && k < n; k++) {
+        prox_query q = prox_query_default(kinds[k]);
+        prox_result r;
+        prox_query_run(e, &q, &p, 1, &r);
+    }
+    prox_engine_destroy(e);
+    prox_bank_destroy(bank);
+}
+
+#endif
