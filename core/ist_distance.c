@@ -401,9 +401,9 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * the query's best distance when its place was settled and what its
  * place's chains found since (rb->above, rb->d), or whose later round ends
  * above it at all (both: by more than IST_CHAIN_SLACK voxels; precise
- * queries alike, see IST_RESETTLE_PRECISE), takes no more rounds, and its first round's projection
- * onto B is bounded by IST_CHAIN_REACH times that (where B comes no
- * closer, the chain ends there). Most settled places offer nothing better:
+ * queries alike, see IST_RESETTLE_PRECISE), takes no more rounds, and its
+ * first round's projection onto B is bounded by IST_CHAIN_REACH times that
+ * (where B comes no closer, the chain ends there). Most settled places offer nothing better:
  * their chains run into the best pair found so far or stay above it
  * (armadillo's random bench poses: 1,614 of 1,835 settles with a best
  * already found), and the alternating projection's rounds rarely bring a
@@ -472,8 +472,9 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * without, millions of instructions): bunny00 32.9 -> 34.4 / 35.2 -> 36.6,
  * armadillo 22.5 -> 23.0 / 28.5 -> 31.5, knot1 16.5 -> 17.2 / 25.7 ->
  * 27.8, fandisk 16.4 -> 16.9 / 13.8 -> 14.4, elephant 14.0 -> 14.3 / 35.9
- * -> 39.0. */
-#define IST_RESETTLE_PRECISE IST_RESETTLE /* precise re-settles as the default does (the line reading it kept for merging) */
+ * -> 39.0. (IST_RESETTLE_PRECISE is the default's IST_RESETTLE: the
+ * condition reading it in settle_leaf is left as it was, for merging.) */
+#define IST_RESETTLE_PRECISE IST_RESETTLE
 
 /* how a chain stopped (project_chain) */
 enum { IST_CHAIN_ENDED, IST_CHAIN_AT_SEEN, IST_CHAIN_AT_SEEN_A };
