@@ -401,11 +401,9 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * the query's best distance when its place was settled and what its
  * place's chains found since (rb->above, rb->d), or whose later round ends
  * above it at all (both: by more than IST_CHAIN_SLACK voxels; precise
- * queries use IST_CHAIN_ABOVE_PRECISE and IST_CHAIN_REACH_PRECISE, below,
- * which keep some of the cuts listed here as not kept), takes no more
- * rounds, and its first round's projection
- * onto B is bounded by IST_CHAIN_REACH times that (where B comes no
- * closer, the chain ends there). Most settled places offer nothing better:
+ * queries alike, see IST_RESETTLE_PRECISE), takes no more rounds, and its
+ * first round's projection onto B is bounded by IST_CHAIN_REACH times that
+ * (where B comes no closer, the chain ends there). Most settled places offer nothing better:
  * their chains run into the best pair found so far or stay above it
  * (armadillo's random bench poses: 1,614 of 1,835 settles with a best
  * already found), and the alternating projection's rounds rarely bring a
@@ -450,50 +448,33 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * (bunny00 coherent max 0.02% -> 0.01%). */
 #define IST_CHAIN_SLACK 0.25
 
-/* With prox_query.precise the search for another minimum near the answer
- * (near_minima) catches much of what cheaper chains miss, so precise
- * queries take cuts that the default rejected for accuracy: a first round
- * ending more than IST_CHAIN_ABOVE_PRECISE above the best stops, B's first
- * projection is bounded by IST_CHAIN_REACH_PRECISE times it; the second
- * chain of a thin piece's leaf pair is skipped where the first stopped at
- * a pair an earlier chain reached (chain_seen; not at a seen_on_a stop);
- * the seed registers the cached triangle pair as reached (chain_seen);
- * and no same-place leaf pair is settled for a low key alone
- * (IST_RESETTLE_PRECISE; the IST_RESETTLE_AWAY rule stays).
- * Measured together with near_minima's cheaper search (errors against
- * FCL's exact distance, p99 / max, bench poses seed 7, 200 random and 500
- * path, held-out gen_poses seed 11, 1,000 random and 1,000 path, five
- * meshes): every p99 0 as before; the maxima as before (armadillo
- * held-out random 0.25%, bunny00 held-out random 0.22%, fandisk held-out
- * random 0.02%, the rest 0) but the bench paths' (armadillo 0 -> 0.01%,
- * bunny00 0.01% -> 0.04%); no answer below the exact one.
- * Callgrind, 40 random / 80 coherent bench poses, precise before -> after
- * (the default of 45536a6, before IST_CHAIN_ABOVE, in brackets), in
- * millions of instructions: armadillo 22.9 -> 21.1 (21.2) / 32.3 -> 27.7
- * (25.8), bunny00 32.8 -> 30.2 (36.4) / 37.3 -> 34.2 (31.5), knot1 16.6 ->
- * 15.9 (17.7) / 27.1 -> 24.4 (26.3), elephant 14.0 -> 13.4 (13.9) / 37.6
- * -> 34.1 (36.0), fandisk 16.2 -> 15.7 (17.2) / 14.0 -> 13.7 (13.1).
- * Each alone, precise: the chain_seen skip -0.1% to -6%, the seed's
- * registration -1% to -7% coherent, 1.05 -0.2% to -4%, 1.2 -0.2% to
- * -1.7%; IST_RESETTLE_PRECISE 0.3, 0.2, 0.1 and 0 alone kept the errors.
- * Measured and not kept, with precise (errors as above, max): a seen_on_a
- * stop skipping the second chain too (armadillo held-out random 10%);
- * IST_THIN_BOTH 4 or 6 (armadillo held-out random 4.0% / 20%, bunny00
- * 1.1%), 3.5 with the rest (bunny00 random 0.10%); the final walk skipped
- * at the cached pair (bunny00 path 0.09%, fandisk 0.20%); the dive for
- * unbudgeted queries (bunny00 held-out random 1.1%, coherent +2% to +10%
- * instructions); 2 rounds (+1% to +4% instructions: more places settle);
- * IST_CHAIN_ABOVE 1.0001 (bunny00 held-out path 0.47%) or 1.02 (bunny00
- * held-out path 0.10% alone); a reach of 1.1 (with the rest and 2 rounds:
- * armadillo held-out random 92%); IST_RESETTLE_AWAY 0.55 (bunny00 random 0.10%); the seed's leaf
- * pair not settled where its cached pair was offered (+0.3% to +5%
- * coherent instructions); 40 candidates a side in near_minima (about -1%,
- * the same errors; 32: armadillo held-out random 1.9%). (These were
- * measured before IST_CHAIN_SLACK; the costs at the current revision are
- * in the README.) */
-#define IST_CHAIN_ABOVE_PRECISE 1.05
-#define IST_CHAIN_REACH_PRECISE 1.2
-#define IST_RESETTLE_PRECISE 0.0
+/* prox_query.precise refines as the default does and only adds the search
+ * for another minimum near the answer (near_minima), so it never ends
+ * above the default on the same pose and cache state: the final walk
+ * starts from the same pair, and the search only moves to a closer one.
+ * Measured and not kept: cuts that paid for the search (a first round
+ * ending more than 1.05x the best stopped, B's first projection bounded
+ * by 1.2x it, a thin pair's second chain skipped after a chain_seen stop,
+ * the seed's cached pair registered as reached, no re-settling for a low
+ * key alone: IST_RESETTLE_PRECISE 0). They moved where the search starts,
+ * and precise ended above the default on the tests' bumpy spheres
+ * (test_distance_precise's shapes and draw, seeds 1-12, 600 poses each) at
+ * 4 of 7,200 poses, by up to 8.2% (seeds 1-40, 5,000 each: 99 of 200,000,
+ * up to 32%); on the bench meshes (seed 7, 11, 13 and 17 sets, five
+ * meshes) at 1 of 16,000 random poses (0.004%) and 14 of 35,000 path poses
+ * (each path run twice, the cache carried by one mode, the other run on a
+ * copy of it: the same cache state; up to 0.32%). Each cut alone ended
+ * above the default too (the 200,000 bumpy poses: 1.05 at 49, by up to
+ * 32%; 1.2 at 40, 27%; the chain_seen skip at 11, 7.8%; the re-settling at
+ * 4, 17%; the seed's registration at 13 of the 35,000 path poses, 0.32%).
+ * What they saved
+ * (callgrind, 40 random / 80 coherent bench poses, precise with them ->
+ * without, millions of instructions): bunny00 32.9 -> 34.4 / 35.2 -> 36.6,
+ * armadillo 22.5 -> 23.0 / 28.5 -> 31.5, knot1 16.5 -> 17.2 / 25.7 ->
+ * 27.8, fandisk 16.4 -> 16.9 / 13.8 -> 14.4, elephant 14.0 -> 14.3 / 35.9
+ * -> 39.0. (IST_RESETTLE_PRECISE is the default's IST_RESETTLE: the
+ * condition reading it in settle_leaf is left as it was, for merging.) */
+#define IST_RESETTLE_PRECISE IST_RESETTLE
 
 /* how a chain stopped (project_chain) */
 enum { IST_CHAIN_ENDED, IST_CHAIN_AT_SEEN, IST_CHAIN_AT_SEEN_A };
@@ -667,8 +648,6 @@ static int project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint3
     ist_places *pl = p->scratch;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double on_a = INFINITY, last = INFINITY;
-    const int precise = p->query->precise;
-    const double chain_above = precise ? IST_CHAIN_ABOVE_PRECISE : IST_CHAIN_ABOVE, chain_reach = precise ? IST_CHAIN_REACH_PRECISE : IST_CHAIN_REACH;
     const double slack = IST_CHAIN_SLACK * (A->voxel_size > B->voxel_size ? A->voxel_size : B->voxel_size);
     for (int it = 0; it < IST_ROUNDS && !past_deadline(p); it++) {
         const double above = rb->d < rb->above ? rb->d : rb->above;
@@ -684,7 +663,7 @@ static int project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint3
             }
             return IST_CHAIN_AT_SEEN_A; /* an earlier chain went on from this triangle of A */
         }
-        const double reach = it == 0 ? fmax(chain_reach * above, above + slack) : last;
+        const double reach = it == 0 ? fmax(IST_CHAIN_REACH * above, above + slack) : last;
         if (closest_hinted(p, B, prox_xform_point(&p->a_in_b, qa), 1, reach, hb, &tb, &qb, &rb->tests) == INFINITY)
             break; /* B comes no closer to qa than the last round's pair (the first round: than it may reach) */
         double d = tri_pair_distance(A, ta, B, tb, &p->b_in_a, &pa, &pb);
@@ -696,7 +675,7 @@ static int project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint3
         const int closer = d < last * (1 - 1e-9);
         if (it < IST_ROUNDS - 1 && closer && chain_seen(pl, ta, tb, it, pa))
             return IST_CHAIN_AT_SEEN;
-        if (!closer || d > fmax((it ? 1.0 : chain_above) * above, above + slack))
+        if (!closer || d > fmax((it ? 1.0 : IST_CHAIN_ABOVE) * above, above + slack))
             break;
         last = d;
         x = pb; /* B's point starts the next round */
@@ -924,8 +903,6 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
     int st = IST_CHAIN_ENDED;
     if (from_b || both)
         st = project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, 0, A->spheres[i].tri, B->spheres[j].tri, rb);
-    if (st == IST_CHAIN_AT_SEEN && both && p->query->precise)
-        return; /* precise: see IST_CHAIN_ABOVE_PRECISE */
     /* A new place whose one chain, from B's sphere, stopped at seen_on_a
      * before a triangle pair of its own ends nowhere (settle_leaf: its
      * neighbours are then held to IST_RESETTLE_AWAY alone), though its
@@ -1564,8 +1541,6 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
         prox_ctx_count(c, 0, 1);
         pl->ta = k->hint_a, pl->tb = k->hint_b, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, d, pa, pb, la, lb);
-        if (p->query->precise) /* see IST_CHAIN_ABOVE_PRECISE */
-            chain_seen(pl, k->hint_a, k->hint_b, 0, pa);
     }
     double key = prox_v3_dist(sphere_centre(A, la, NULL), sphere_centre(B, lb, &p->b_in_a)) - A->orad_leaf[la] - B->orad_leaf[lb];
     /* the last answer's place, kept with its own key like any other: kept
