@@ -863,6 +863,32 @@ static inline int place_ended(const ist_places *pl, int k) { return pl->end[k][0
  * to +8% instructions (elephant random +8.2%). */
 #define IST_NOEND_LOWER 0.5
 
+/* A leaf pair beside a place whose chains reached no triangle pair of
+ * their own (place_ended), its key less than a voxel above the place's, is
+ * settled where its key is below this fraction of the best distance (0.6,
+ * IST_RESETTLE_AWAY, beside any other place). Traced on gen_poses seed 17
+ * (held out until then), the exact closest points' leaf pair skipped
+ * beside such a place: elephant random pose 130 (1.37% over FCL's exact
+ * distance; pair (818, 208), key 0.69 of the best and 0.5 voxel above
+ * the place's (129, 190), whose one chain stopped at seen_on_a at once;
+ * settled, (281, 190)'s chain reaches the exact pair) and armadillo random
+ * pose 237 (2.7%; (34, 9), 0.63 of the best, 0.4 voxel above (358, 9)'s
+ * key); its pose 356 (1.2%) alike. Measured (errors against FCL's exact
+ * distance, every pose of seeds 7, 11, 13, 17, random and path, five
+ * meshes, default and precise): no pose higher; default seed-17 random
+ * max elephant 1.37% -> 0.73%, armadillo p99 0.02% -> 0 (max 3.6%, pose
+ * 284, beside a place that ended: unchanged), seed-13 armadillo random
+ * pose 941 0.11% -> 0; precise seed-17 random max elephant 1.37% -> 0,
+ * armadillo 1.18% -> 0.46%. Callgrind, 40 random / 80 coherent bench
+ * poses: elephant +1.7% / +0.7%, knot1 +1.5% / +1.8%, bunny00 +1.0% /
+ * 0, armadillo +0.8% / +0.2%, fandisk +0.3% / 0. Measured and not
+ * kept: 0.75 without the voxel condition (+3.5% elephant random, the same
+ * errors); 0.75 once per place (+2.5%, +2.9% knot1 coherent); 0.75 with
+ * it (+2.7% elephant random, fandisk seed-17 random 0 -> 0.015%); a chain
+ * from A's sphere too where a resettled place's one chain stopped so (no
+ * change on seed 17). */
+#define IST_NOEND_AWAY 0.7
+
 /* A leaf pair with a piece thinner than this (outer radius over inner
  * radius) is settled by two chains, one from each inner sphere (see
  * settle_leaf). Relative error against FCL's exact distance, p99 / max,
@@ -1090,9 +1116,10 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * rounds by 0.03, some voxels: every pair beside a place was settled
      * again, 7x the projections of |t| = 1e4) */
     const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    const int noend_near = k >= 0 && !place_ended(pl, k) && key - kref < pl->key[k] + A->voxel_size; /* see IST_NOEND_AWAY */
     if (k >= 0 && key - kref >= pl->key[k] - (place_ended(pl, k) ? 1.0 : IST_NOEND_LOWER) * A->voxel_size &&
         key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
-        (key >= IST_RESETTLE_AWAY * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
+        (key >= (noend_near ? IST_NOEND_AWAY : IST_RESETTLE_AWAY) * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
         return;
     if (past_deadline(p))
         return;
@@ -1567,7 +1594,19 @@ typedef struct near_tri {
     float m[3], r, e;
 } near_tri;
 
-#define IST_NEAR_CAP 48    /* candidates a side, the nearest kept */
+/* candidates a side, the nearest kept. 48 missed gen_poses seed 17
+ * bunny00 random pose 66 (0.80% over FCL's exact distance, --precise; the
+ * exact closest points 2.3 and 1.4 voxels from the answer's, both
+ * triangles within the search radius, beyond the 48 nearest on fine
+ * bunny00). Measured 48 -> 64 (every pose of seeds 7, 11, 13, 17, random
+ * and path, five meshes, --precise): no pose higher; seed-17 bunny00
+ * random max 0.80% -> 0.066%, seed-13 armadillo path max 4.5% -> 0.97%
+ * (its poses 321-323, 2.5-4.5% -> 0); callgrind, 40 random / 80 coherent
+ * bench poses, --precise: bunny00 +1.2% / +1.3%, armadillo +1.3% / +2.5%,
+ * knot1, fandisk, elephant under 0.1%; the default query unchanged. 96:
+ * the same maxima (armadillo seed-13 path pose 320 0.56% -> 0 too) at
+ * bunny00 +3.1% / +2.5%, armadillo +3.1% / +5.6%. */
+#define IST_NEAR_CAP 64
 _Static_assert(IST_NEAR_CAP % 4 == 0, "near_minima's SSE ranking fills B's candidates four at a time");
 #define IST_NEAR_R 1.0      /* the search radius past d, in voxels */
 #define IST_NEAR_EPS 0.003  /* pairs that cannot beat d (1 - this) are dropped */
