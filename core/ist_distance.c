@@ -401,7 +401,7 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * the query's best distance when its place was settled and what its
  * place's chains found since (rb->above, rb->d), or whose later round ends
  * above it at all (both: by more than IST_CHAIN_SLACK voxels; precise
- * queries alike, see IST_RESETTLE_PRECISE), takes no more rounds, and its
+ * queries alike, see near_minima), takes no more rounds, and its
  * first round's projection onto B is bounded by IST_CHAIN_REACH times that
  * (where B comes no closer, the chain ends there). Most settled places offer nothing better:
  * their chains run into the best pair found so far or stay above it
@@ -456,7 +456,7 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * ending more than 1.05x the best stopped, B's first projection bounded
  * by 1.2x it, a thin pair's second chain skipped after a chain_seen stop,
  * the seed's cached pair registered as reached, no re-settling for a low
- * key alone: IST_RESETTLE_PRECISE 0). They moved where the search starts,
+ * key alone). They moved where the search starts,
  * and precise ended above the default on the tests' bumpy spheres
  * (test_distance_precise's shapes and draw, seeds 1-12, 600 poses each) at
  * 4 of 7,200 poses, by up to 8.2% (seeds 1-40, 5,000 each: 99 of 200,000,
@@ -472,9 +472,7 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * without, millions of instructions): bunny00 32.9 -> 34.4 / 35.2 -> 36.6,
  * armadillo 22.5 -> 23.0 / 28.5 -> 31.5, knot1 16.5 -> 17.2 / 25.7 ->
  * 27.8, fandisk 16.4 -> 16.9 / 13.8 -> 14.4, elephant 14.0 -> 14.3 / 35.9
- * -> 39.0. (IST_RESETTLE_PRECISE is the default's IST_RESETTLE: the
- * condition reading it in settle_leaf is left as it was, for merging.) */
-#define IST_RESETTLE_PRECISE IST_RESETTLE
+ * -> 39.0. */
 
 /* how a chain stopped (project_chain) */
 enum { IST_CHAIN_ENDED, IST_CHAIN_AT_SEEN, IST_CHAIN_AT_SEEN_A };
@@ -1118,7 +1116,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
     const int noend_near = k >= 0 && !place_ended(pl, k) && key - kref < pl->key[k] + A->voxel_size; /* see IST_NOEND_AWAY */
     if (k >= 0 && key - kref >= pl->key[k] - (place_ended(pl, k) ? 1.0 : IST_NOEND_LOWER) * A->voxel_size &&
-        key >= (p->query->precise ? IST_RESETTLE_PRECISE : IST_RESETTLE) * best &&
+        key >= IST_RESETTLE * best &&
         (key >= (noend_near ? IST_NOEND_AWAY : IST_RESETTLE_AWAY) * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
         return;
     if (past_deadline(p))
