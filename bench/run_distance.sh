@@ -110,7 +110,7 @@ echo
 echo "IST distance with \`--precise\` (the search for another local minimum near the answer; off by default), the poses"
 echo "of the first table, run right after the default IST queries: times med / p99 / max us, ratio = FCL / precise,"
 echo "rel err p99 / max against FCL (default, precise), and poses where precise is lower than the default, higher, and"
-echo "below FCL's exact distance (the last must be 0; precise may end above the default where its harder cuts start the search elsewhere, and on paths each mode keeps its own cache)"
+echo "below FCL's exact distance (the last must be 0; precise refines as the default does and adds the search, so it is never higher on the same pose and cache, but on paths each mode keeps its own cache)"
 echo
 echo "| mesh | poses | IST med/p99/max | IST --precise med/p99/max | precise ratio med, p99 | IST rel err p99 / max | precise rel err p99 / max | lower, higher, below exact |"
 echo "|---|---|---|---|---|---|---|---|"
