@@ -401,7 +401,8 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * the query's best distance when its place was settled and what its
  * place's chains found since (rb->above, rb->d), or whose later round ends
  * above it at all (both: by more than IST_CHAIN_SLACK voxels; precise
- * queries alike, see near_minima), takes no more rounds, and its
+ * queries alike: see the note on prox_query.precise after
+ * IST_CHAIN_SLACK), takes no more rounds, and its
  * first round's projection onto B is bounded by IST_CHAIN_REACH times that
  * (where B comes no closer, the chain ends there). Most settled places offer nothing better:
  * their chains run into the best pair found so far or stay above it
@@ -905,7 +906,10 @@ static inline int place_ended(const ist_places *pl, int k) { return pl->end[k][0
 
 /* The chains that settle leaf pair (i, j) (its inner spheres apart,
  * centred at ca and cb in A's frame), their best triangle pair into *rb;
- * fresh: the pair starts a new place (see from_a_too below). */
+ * fresh: the pair starts a new place (see from_a_too below), or is a
+ * budgeted query's dive (dive_distance: no place is kept, but its chains
+ * are treated as a new place's; the budgeted table of bench/results was
+ * measured so). */
 static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, int fresh, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
