@@ -38,6 +38,8 @@ static void usage(FILE *f)
             "  --load NAME=PATH       load a mesh, .ist or .vox as object NAME (repeatable)\n"
             "  --pose NAME=tx,ty,tz,qw,qx,qy,qz  place object NAME\n"
             "  --tool NAME            the object the device moves\n"
+            "  --ist-spheres N        inner spheres a closed mesh gets when loaded (--load, OSC /load, the\n"
+            "                         demo; default 500): more feel flat faces truer, cost query time\n"
             "device:\n"
             "  --driver sim|null|osc|replay:FILE   (default sim)\n"
             "  --osc-device-port P    with --driver osc: where /device/force goes (127.0.0.1:P)\n"
@@ -77,7 +79,7 @@ static int parse_pose_arg(const char *s, prox_xform *out)
     return prox_parse_pose(buf, out) == 1 ? 0 : -1;
 }
 
-static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
+static int add_demo_scene(rt_service *svc, uint32_t ist_spheres, char *err, size_t errlen)
 {
     struct {
         const char *name;
@@ -91,7 +93,7 @@ static int add_demo_scene(rt_service *svc, char *err, size_t errlen)
     };
     for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
         rt_object o;
-        if (!objs[i].mesh || rt_object_from_mesh(objs[i].mesh, 1, &o, err, errlen) != 0)
+        if (!objs[i].mesh || rt_object_from_mesh(objs[i].mesh, ist_spheres, &o, err, errlen) != 0)
             return -1;
         prox_xform pose = prox_xform_from_pose(objs[i].at, prox_quat_identity());
         if (rt_service_add_object(svc, objs[i].name, &o, &pose, err, errlen) != 0) {
@@ -195,7 +197,7 @@ int main(int argc, char **argv)
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
     enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
-           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD, O_SCEN, O_REPJ };
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD, O_SCEN, O_REPJ, O_ISTSPH };
     static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
                                          {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
                                          {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
@@ -208,7 +210,8 @@ int main(int argc, char **argv)
                                          {"quiet", no_argument, 0, O_QUIET}, {"osc-device-port", required_argument, 0, O_ODP},
                                          {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"record-dir", required_argument, 0, O_RECDIR},
                                          {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"scenario", required_argument, 0, O_SCEN},
-                                         {"report-json", required_argument, 0, O_REPJ}, {"help", no_argument, 0, 'h'},
+                                         {"report-json", required_argument, 0, O_REPJ}, {"ist-spheres", required_argument, 0, O_ISTSPH},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, live_opts = 0; /* options a scenario does not take (it sets its own) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -237,6 +240,13 @@ int main(int argc, char **argv)
         case O_SCEN: scenario = optarg; break;
         case O_REPJ: report_json = optarg; break;
         case 'h': usage(stdout); return 0;
+        case O_ISTSPH:
+            if (numeric_bad || !(v >= 1 && v <= RT_IST_SPHERES_MAX) || v != (double)(uint32_t)v) {
+                fprintf(stderr, "hapticd: --ist-spheres is a whole number from 1 to %u, got '%s'\n", RT_IST_SPHERES_MAX, optarg);
+                return 2;
+            }
+            cfg.ist_spheres = (uint32_t)v;
+            break;
         default:
             if (c >= O_RATE && c <= O_VOXBUD && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET &&
                 c != O_RECDIR) {
@@ -305,7 +315,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int status = 0;
-    if (demo && add_demo_scene(svc, err, sizeof err) != 0) {
+    if (demo && add_demo_scene(svc, cfg.ist_spheres, err, sizeof err) != 0) {
         fprintf(stderr, "hapticd: demo scene: %s\n", err);
         status = 1;
     }

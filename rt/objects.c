@@ -10,7 +10,6 @@
 #include "rt_objects.h"
 #include "rt_service.h"
 
-#define RT_IST_SPHERES 500 /* per object: the penetration volume of a deep contact completes inside a 300 us budget */
 
 static void free_mesh_bvh(void *p)
 {
@@ -31,12 +30,12 @@ void rt_object_from_voxmap(prox_voxmap *m, rt_object *out)
     out->type = PROX_TREE_VOXEL;
 }
 
-int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen)
+int rt_object_from_mesh(prox_mesh *m, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (want_ist && m->closed) {
+    if (ist_spheres && m->closed) {
         prox_ist_def d = prox_ist_def_default();
-        d.target_spheres = RT_IST_SPHERES;
+        d.target_spheres = ist_spheres;
         d.progress = 0;
         prox_ist *t;
         int rc = prox_ist_build(m, &d, &t, err, errlen);
@@ -74,7 +73,7 @@ static int has_ext(const char *path, const char *ext)
     return n > e && !strcasecmp(path + n - e, ext);
 }
 
-int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen)
+int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (has_ext(path, ".ist")) {
@@ -98,7 +97,7 @@ int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen)
     if (prox_mesh_load(path, &m, err, errlen) != 0)
         return -1;
     char e2[400];
-    if (rt_object_from_mesh(m, 1, out, e2, sizeof e2) != 0) {
+    if (rt_object_from_mesh(m, ist_spheres ? ist_spheres : RT_IST_SPHERES, out, e2, sizeof e2) != 0) {
         snprintf(err, errlen, "%s: %s", path, e2);
         return -1;
     }

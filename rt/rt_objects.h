@@ -21,11 +21,23 @@ typedef struct rt_object {
 
 struct rt_voxel_update;
 
-int rt_object_load(const char *path, rt_object *out, char *err, size_t errlen);
+/* inner spheres a mesh object gets by default (rt_config.ist_spheres):
+ * the penetration volume of a deep contact completes inside a 300 us
+ * budget; a flat face felt through so few pushes sideways (README, known
+ * limitations) */
+#define RT_IST_SPHERES 500u
+/* the most rt_config.ist_spheres may ask for (a build of a million spheres
+ * takes about a minute) */
+#define RT_IST_SPHERES_MAX 1000000u
+
+/* A mesh (closed: an inner sphere tree of ist_spheres spheres, 0 =
+ * RT_IST_SPHERES; open: a BVH), an .ist or a .vox file. */
+int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen);
 /* Takes ownership of the voxel map (freed with the object). */
 void rt_object_from_voxmap(prox_voxmap *m, rt_object *out);
-/* Takes ownership of the mesh. want_ist: build an inner sphere tree. */
-int rt_object_from_mesh(prox_mesh *m, int want_ist, rt_object *out, char *err, size_t errlen);
+/* Takes ownership of the mesh. ist_spheres > 0: an inner sphere tree of
+ * that many spheres (where the mesh is closed); 0: a BVH. */
+int rt_object_from_mesh(prox_mesh *m, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen);
 void rt_object_free(rt_object *o);
 /* Why these voxel updates cannot apply to o (not a voxel map, cell out of
  * range, unknown class), or NULL. Non-RT. */

@@ -136,7 +136,7 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
     }
     if (!m)
         return object_error(sc, o, "cannot make the mesh (out of memory or out of range)", err, errlen);
-    if (rt_object_from_mesh(m, !o->bvh, &obj, e2, sizeof e2) != 0) /* takes the mesh */
+    if (rt_object_from_mesh(m, o->bvh ? 0 : sc->ist_spheres, &obj, e2, sizeof e2) != 0) /* takes the mesh */
         return object_error(sc, o, e2, err, errlen);
 add:
     if (rt_service_add_object(svc, o->name, &obj, &o->pose, e2, sizeof e2) != 0) {
@@ -220,6 +220,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
     dev_device *dev = dev_sim_open(&dd, e2, sizeof e2);
     rt_config cfg = rt_config_default();
     cfg.rate_hz = sc->rate_hz, cfg.budget_us = sc->budget_us, cfg.gains = sc->gains, cfg.limits = sc->limits;
+    cfg.ist_spheres = sc->ist_spheres; /* the files it loads too */
     cfg.priority = 0, cfg.cpu = -1, cfg.cpu_latency_us = -1;
     cfg.max_objects = sc->nobj > cfg.max_objects ? sc->nobj : cfg.max_objects; /* no event adds objects */
     if (cfg.voxel_budget_us >= 0.5e6 / sc->rate_hz) /* below the period at every rate */

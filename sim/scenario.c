@@ -389,6 +389,12 @@ static int parse_line(parser *p, char *s)
         return n != 2 ? fail(p, "duration wants SECONDS") : num_in(p, tok[1], "duration", 0.001, SIM_MAX_DURATION_S, &sc->duration_s);
     } else if (!strcmp(c, "budget_us")) {
         return n != 2 ? fail(p, "budget_us wants US") : num_in(p, tok[1], "budget_us", 0, 1e6, &sc->budget_us);
+    } else if (!strcmp(c, "ist_spheres")) {
+        double v;
+        if (n != 2 || whole(p, tok[1], "ist_spheres", 1, RT_IST_SPHERES_MAX, &v))
+            return n != 2 ? fail(p, "ist_spheres wants N") : -1;
+        sc->ist_spheres = (uint32_t)v;
+        return 0;
     } else if (!strcmp(c, "object")) {
         return cmd_object(p, tok, n);
     } else if (!strcmp(c, "tool")) {
@@ -527,6 +533,7 @@ sim_scenario *sim_scenario_parse(const char *text, const char *name, const char 
     rt_config d = rt_config_default();
     sc->rate_hz = d.rate_hz;
     sc->budget_us = d.budget_us;
+    sc->ist_spheres = d.ist_spheres;
     sc->gains = d.gains;
     sc->limits = d.limits;
     sc->hand = dev_sim_def_default();

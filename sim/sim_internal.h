@@ -51,6 +51,7 @@ typedef struct sim_expect {
 struct sim_scenario {
     char name[256];
     double rate_hz, duration_s, budget_us;
+    uint32_t ist_spheres; /* inner spheres a closed mesh object gets (rt_config.ist_spheres) */
     int duration_set;
     rt_gains gains;
     rt_limits limits;

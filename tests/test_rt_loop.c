@@ -95,7 +95,7 @@ static void sleep_s(double s)
 static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, char *err)
 {
     rt_object o;
-    if (rt_object_from_mesh(m, 1, &o, err, 256))
+    if (rt_object_from_mesh(m, RT_IST_SPHERES, &o, err, 256))
         return -1;
     prox_xform x = prox_xform_from_pose(at, prox_quat_identity());
     return rt_service_add_object(svc, name, &o, &x, err, 256);
@@ -547,6 +547,12 @@ static void test_bad_control_input(void)
     rt_limits l10 = cfg.limits;
     l10.watchdog_ms = l10.stale_device_ms = RT_LIMIT_MAX_MS;
     CHECK(rt_service_set_limits(svc, &l10, err, sizeof err) == 0, "10 s limits taken: %s", err);
+    rt_config cfg_sph = cfg;
+    cfg_sph.ist_spheres = 0;
+    rt_service *svc_sph = rt_service_create(&cfg_sph, dev, err, sizeof err);
+    CHECK(!svc_sph && strstr(err, "inner spheres an object"), "a configuration with no inner spheres an object refused: %s", err);
+    if (svc_sph)
+        rt_service_destroy(svc_sph);
     rt_config cfg_long = cfg;
     cfg_long.limits.watchdog_ms = 1e20;
     rt_service *svc_long = rt_service_create(&cfg_long, dev, err, sizeof err);

@@ -36,7 +36,7 @@ static int setup(void)
         return -1;
     prox_mesh *m = prox_mesh_make_sphere(0.02, 1);
     rt_object o;
-    if (m && rt_object_from_mesh(m, 1, &o, err, sizeof err) == 0)
+    if (m && rt_object_from_mesh(m, RT_IST_SPHERES, &o, err, sizeof err) == 0)
         rt_service_add_object(svc, "ball", &o, NULL, err, sizeof err);
     prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {16, 16, 16}, 8192};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
