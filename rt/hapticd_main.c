@@ -278,8 +278,8 @@ int main(int argc, char **argv)
     }
     if (scenario) {
         if (live_opts) {
-            fprintf(stderr, "hapticd: --scenario sets its own scene, device, rate, budget, gains and limits: only --record, "
-                            "--report-json and --quiet go with it\n");
+            fprintf(stderr, "hapticd: --scenario sets its own scene, device, rate, budget, gains, limits and inner sphere count "
+                            "(ist_spheres): only --record, --report-json and --quiet go with it\n");
             return 2;
         }
         return run_scenario(scenario, record, report_json, quiet);

@@ -431,7 +431,7 @@ static int parse_line(parser *p, char *s)
     } else if (!strcmp(c, "expect")) {
         return cmd_expect(p, tok, n);
     }
-    return fail(p, "unknown command '%s' (rate, duration, budget_us, object, tool, hand, gains, limits, at, expect)", c);
+    return fail(p, "unknown command '%s' (rate, duration, budget_us, ist_spheres, object, tool, hand, gains, limits, at, expect)", c);
 }
 
 static int cmp_event(const void *a, const void *b)

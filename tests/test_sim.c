@@ -100,7 +100,7 @@ static void test_parse_errors(void)
         {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nlimits max_force_n -1\n", "t.sim:4: max_force_n: -1 is outside"},
         {"ist_spheres 0\n", "t.sim:1: ist_spheres: 0 is outside 1..1e+06"},
         {"ist_spheres 2000000\n", "t.sim:1: ist_spheres: 2000000 is outside"},
-        {"ist_spheres 100.5\n", "t.sim:1: ist_spheres"},
+        {"ist_spheres 100.5\n", "t.sim:1: ist_spheres: 100.5 is not a whole number"},
         {"rate 5\n", "t.sim:1: rate: 5 is outside 10..20000"},
         {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 jump a\n", "t.sim:4: unknown event 'jump'"},
         {"object a torus 0.1 0.2\n", "t.sim:1: torus: the tube radius must be below the ring radius"},
@@ -189,8 +189,13 @@ static void test_press_deterministic(void)
 static double held_sideways(const char *text, const char *rec)
 {
     sim_report r;
-    if (run_text(text, rec, &r))
+    if (run_text(text, rec, &r)) {
+        unlink(rec);
         return -1;
+    }
+    /* every query complete (budget 200 ms): the run is deterministic */
+    CHECK(r.incomplete == 0 && r.faults == 0, "incomplete %llu faults %llu", (unsigned long long)r.incomplete,
+          (unsigned long long)r.faults);
     static rec_line a[3000];
     int n = read_record(rec, a, 3000);
     double sum = 0;
