@@ -351,7 +351,9 @@ static void test_inner_box(void)
     CHECK(prox_boxes_inner_box(n, d, m, &I, prox_v3(2, 0, 0), &c, h) == -1, "outside start refused");
     CHECK(prox_boxes_inner_box(n, d, 0, &I, prox_v3(0, 0, 0), &c, h) == -1, "no planes refused");
     /* random hulls, random frames: never beaten by a brute-force search,
-     * and within 1e-6 of it (the search converges to the same optimum) */
+     * and not far above it (the same optimum: the brute force's zooming
+     * grid stops short of it by up to 2.6e-5 relative on hulls drawn in
+     * other orders, so 1e-4, not the 1e-6 these hulls meet) */
     unsigned long long s = 77;
     for (int trial = 0; trial < 4; trial++) {
         prox_mesh *hull = make_random_hull(&s, 8 + trial, prox_v3(1, 0.6 + 0.1 * trial, 0.4));
@@ -370,7 +372,7 @@ static void test_inner_box(void)
                     feasible = 0;
         double ref = brute_inner(n, d, m, &R);
         CHECK(steps > 0 && feasible, "hull %d: solver %d steps, feasible %d", trial, steps, feasible);
-        CHECK(vol >= ref * (1 - 1e-9) && vol <= ref * (1 + 1e-6), "hull %d: solver volume %.12g vs brute force %.12g", trial, vol, ref);
+        CHECK(vol >= ref * (1 - 1e-9) && vol <= ref * (1 + 1e-4), "hull %d: solver volume %.12g vs brute force %.12g", trial, vol, ref);
         prox_mesh_free(hull);
     }
     /* through the build: a cube's root inner box is the cube, also rotated
