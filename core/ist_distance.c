@@ -1118,11 +1118,16 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * rounds by 0.03, some voxels: every pair beside a place was settled
      * again, 7x the projections of |t| = 1e4) */
     const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
-    const int noend_near = k >= 0 && !place_ended(pl, k) && key - kref < pl->key[k] + A->voxel_size; /* see IST_NOEND_AWAY */
-    if (k >= 0 && key - kref >= pl->key[k] - (place_ended(pl, k) ? 1.0 : IST_NOEND_LOWER) * A->voxel_size &&
-        key >= IST_RESETTLE * best &&
-        (key >= (noend_near ? IST_NOEND_AWAY : IST_RESETTLE_AWAY) * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
-        return;
+    if (k >= 0) {
+        const int ended = place_ended(pl, k);
+        const double kk = key - kref;
+        /* beside a place that reached nothing, from half a voxel lower and,
+         * within a voxel of its key, below IST_NOEND_AWAY (see there) */
+        const double away = !ended && kk < pl->key[k] + A->voxel_size ? IST_NOEND_AWAY : IST_RESETTLE_AWAY;
+        if (kk >= pl->key[k] - (ended ? 1.0 : IST_NOEND_LOWER) * A->voxel_size && key >= IST_RESETTLE * best &&
+            (key >= away * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
+            return;
+    }
     if (past_deadline(p))
         return;
     const int fresh = k < 0;

@@ -32,17 +32,14 @@ double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uin
 {
     const ist_tritree *g = &t->tritree;
     *tri = UINT32_MAX;
-    if (!g->nodes || !g->node_count || !(fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30))
+    if (!g->nodes || !g->node_count || !ist_in_float_range(p))
         return INFINITY;
     /* the double rounding of a box's distance, a few 1e-16 of the
      * coordinates' size, twenty times over (1e-13 kept every triangle of
      * fandisk's flat faces facing a point 1e6 away within reach: their
      * distances differ by 1e-7; leaf tests 45,000 a query, 22,000 at 1e-14;
      * 6,150 at 1e4. Further away they tie in doubles: 74,000 at 1e8) */
-    double eps = fabs(p.x) + fabs(p.y) + fabs(p.z);
-    for (int k = 0; k < 3; k++)
-        eps += fabs(g->nodes[0].lo[k]) + fabs(g->nodes[0].hi[k]);
-    eps *= 1e-14;
+    const double eps = 1e-14 * ist_coord_scale(g, p, 0.0);
     uint32_t stack[IST_TRITREE_MAX_DEPTH + 8];
     double sd[IST_TRITREE_MAX_DEPTH + 8];
     int top = 0;
@@ -91,7 +88,7 @@ double ist_tritree_closest_far(const prox_ist *t, prox_vec3 p, double bound, uin
     }
     if (tests)
         *tests += n_tests;
-    if (bi == UINT32_MAX || !(best < bound))
+    if (bi == UINT32_MAX) /* (found: then best < bound) */
         return INFINITY;
     *tri = bi;
     *closest = bq;

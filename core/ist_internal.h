@@ -355,4 +355,20 @@ static inline void get_kids_r(const prox_ist *t, uint32_t id, const prox_xform *
 static inline void get_kids(const prox_ist *t, uint32_t id, const prox_xform *X, kids *k) { get_kids_r(t, id, X, k, 0); }
 
 
+/* whether p is within the range the triangle trees rank in (floats,
+ * 1e30 a coordinate; beyond it no ranking: an empty lane's inverted box
+ * would turn NaN and count as near) */
+static inline int ist_in_float_range(prox_vec3 p) { return fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30; }
+
+/* the size of the coordinates a distance from p to the triangle tree g
+ * is computed with (|p|, plus extra, plus the root box's corners): the
+ * searches scale their rounding margins by it */
+static inline double ist_coord_scale(const ist_tritree *g, prox_vec3 p, double extra)
+{
+    double s = fabs(p.x) + fabs(p.y) + fabs(p.z) + extra;
+    for (int k = 0; k < 3; k++)
+        s += fabs(g->nodes[0].lo[k]) + fabs(g->nodes[0].hi[k]);
+    return s;
+}
+
 #endif

@@ -693,18 +693,14 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
     /* beyond the float range (a tree that large; poses stop at
      * PROX_MAX_TRANSLATION) no ranking: an empty lane's inverted box would
      * turn NaN and count as near */
-    if (!g->wide || !(fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30))
+    if (!g->wide || !ist_in_float_range(p))
         return INFINITY;
     const wcoord pp[3] = {wcoord_of((float)p.x), wcoord_of((float)p.y), wcoord_of((float)p.z)};
     /* Ranked in floats. delta bounds the float error of a distance here (a
      * few 1e-7 of the coordinates' size); every triangle within delta of
      * the best float distance stays a candidate and the candidates are
      * decided in doubles, so the answer is the exact closest triangle. */
-    const ist_box *root = &g->nodes[0];
-    double scale = fabs(p.x) + fabs(p.y) + fabs(p.z);
-    for (int k = 0; k < 3; k++)
-        scale += fabs(root->lo[k]) + fabs(root->hi[k]);
-    const float delta = (float)(4e-6 * scale);
+    const float delta = (float)(4e-6 * ist_coord_scale(g, p, 0.0));
     float best = bound < 1e30 ? (float)bound + delta : INFINITY; /* best float distance (+ delta: the bound) */
     float lim2 = bound < 1e30 ? (best + delta) * (best + delta) : INFINITY; /* prune beyond best + delta */
     /* near-ties: the NCAND smallest float distances found within delta of
@@ -834,18 +830,14 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
     const ist_tritree *g = &t->tritree;
     *most = above;
     /* beyond the float range no ranking (as in ist_tritree_closest) */
-    if (!g->wide || !(radius > 0) || !(radius <= 1e30) || !(fabs(p.x) <= 1e30 && fabs(p.y) <= 1e30 && fabs(p.z) <= 1e30) ||
+    if (!g->wide || !(radius > 0) || !(radius <= 1e30) || !ist_in_float_range(p) ||
         !(fabs(level) <= 1e30 && fabs(above) <= 1e30))
         return 0;
     const wcoord pp[3] = {wcoord_of((float)p.x), wcoord_of((float)p.y), wcoord_of((float)p.z)};
     /* the float error of distances and of reaches (as in
      * ist_tritree_closest): the radius grows by it, reaches count it in
      * their favour, so nothing within either is lost to rounding */
-    const ist_box *root = &g->nodes[0];
-    double scale = fabs(p.x) + fabs(p.y) + fabs(p.z) + fabs(level);
-    for (int k = 0; k < 3; k++)
-        scale += fabs(root->lo[k]) + fabs(root->hi[k]);
-    const float m = (float)(4e-6 * scale), lim = (float)radius + m, lim2 = lim * lim;
+    const float m = (float)(4e-6 * ist_coord_scale(g, p, fabs(level))), lim = (float)radius + m, lim2 = lim * lim;
     const float u0 = (float)u.x, u1 = (float)u.y, u2 = (float)u.z, lv = (float)level;
     float thr = (float)above - m; /* a box or triangle reaching no further is dropped */
     enum { STACK = 128 };

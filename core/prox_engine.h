@@ -193,7 +193,7 @@ static inline prox_xform_fault prox_xform_check(const prox_xform *x)
 {
     if (prox_translation_ok(x->t) && prox_m3_is_rotation(&x->R))
         return PROX_XFORM_OK;
-    int finite = isfinite(x->t.x) && isfinite(x->t.y) && isfinite(x->t.z);
+    int finite = prox_v3_isfinite(x->t);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             finite = finite && isfinite(x->R.m[i][j]);

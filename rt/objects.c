@@ -97,7 +97,7 @@ int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char 
     if (prox_mesh_load(path, &m, err, errlen) != 0)
         return -1;
     char e2[400];
-    if (rt_object_from_mesh(m, ist_spheres ? ist_spheres : RT_IST_SPHERES, out, e2, sizeof e2) != 0) {
+    if (rt_object_from_mesh(m, ist_spheres, out, e2, sizeof e2) != 0) {
         snprintf(err, errlen, "%s: %s", path, e2);
         return -1;
     }

@@ -30,8 +30,8 @@ struct rt_voxel_update;
  * takes about a minute) */
 #define RT_IST_SPHERES_MAX 1000000u
 
-/* A mesh (closed: an inner sphere tree of ist_spheres spheres, 0 =
- * RT_IST_SPHERES; open: a BVH), an .ist or a .vox file. */
+/* A mesh (closed: an inner sphere tree of ist_spheres spheres, at least
+ * 1; open: a BVH), an .ist or a .vox file. */
 int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen);
 /* Takes ownership of the voxel map (freed with the object). */
 void rt_object_from_voxmap(prox_voxmap *m, rt_object *out);

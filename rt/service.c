@@ -70,7 +70,6 @@ typedef struct nrt_object { /* non-RT registry */
     int used;     /* name taken (also while being removed) */
     int removing; /* REMOVE sent, waiting for the RT thread's release */
     uint32_t gen; /* generation given at add (rt_vox_msg) */
-    int held;     /* its ADD waits in an open bundle (rt_service_bundle_begin) */
     rt_object obj;
 } nrt_object;
 
@@ -351,6 +350,15 @@ static prox_vec3 coupling(const rt_service *s, const dev_state *st, double f_lim
 /* One cycle at cycle_start (the loop's clock: CLOCK_MONOTONIC, or the
  * caller's in lockstep); real_start is CLOCK_MONOTONIC at its start (the
  * voxel budget is real time, whatever the loop's clock). */
+/* one queued voxel update, where its object is still the one it was queued
+ * for (active, the same generation); a full map counts a drop. RT safe. */
+static void apply_vox(rt_service *s, const rt_vox_msg *vm)
+{
+    const rt_slot *sl = &s->slots[vm->slot];
+    if (sl->active && sl->gen == vm->gen && rt_object_voxel_apply(sl->tree, &vm->u) != 0)
+        atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
+}
+
 static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
     /* 1. commands and voxel updates, bounded */
@@ -370,9 +378,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
             break;
         if (rt_ring_pop(&s->vox, &vm) != 0)
             break;
-        const rt_slot *sl = &s->slots[vm.slot];
-        if (sl->active && sl->gen == vm.gen && rt_object_voxel_apply(sl->tree, &vm.u) != 0)
-            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
+        apply_vox(s, &vm);
     }
 
     /* the force and torque limits: the configuration's, within the device's */
@@ -685,16 +691,23 @@ static void *rt_main(void *arg)
 
 /* ---- housekeeping and watchdog ---- */
 
+/* an object the loop has released: freed, and its name free (under
+ * ctl_lock) */
+static void release_locked(rt_service *s, uint32_t slot)
+{
+    nrt_object *o = &s->objects[slot];
+    if (o->removing) {
+        rt_object_free(&o->obj);
+        memset(o, 0, sizeof *o);
+    }
+}
+
 static void drain_releases(rt_service *s)
 {
     uint32_t slot;
     while (rt_ring_pop(&s->rel, &slot) == 0) {
         pthread_mutex_lock(&s->ctl_lock);
-        nrt_object *o = &s->objects[slot];
-        if (o->removing) {
-            rt_object_free(&o->obj);
-            memset(o, 0, sizeof *o);
-        }
+        release_locked(s, slot);
         pthread_mutex_unlock(&s->ctl_lock);
     }
 }
@@ -922,7 +935,6 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
 }
 
 static void apply_now_locked(rt_service *s, const rt_cmd *c);
-static void flush_bundle_locked(rt_service *s);
 
 void rt_service_stop(rt_service *s)
 {
@@ -946,12 +958,14 @@ void rt_service_stop(rt_service *s)
     while (rt_ring_pop(&s->cmd, &c) == 0)
         apply_now_locked(s, &c);
     rt_vox_msg vm;
-    while (rt_ring_pop(&s->vox, &vm) == 0) {
-        const rt_slot *sl = &s->slots[vm.slot];
-        if (sl->active && sl->gen == vm.gen && rt_object_voxel_apply(sl->tree, &vm.u) != 0)
-            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed);
-    }
-    flush_bundle_locked(s); /* a bundle open now: its commands too, before the next ones */
+    while (rt_ring_pop(&s->vox, &vm) == 0)
+        apply_vox(s, &vm);
+    /* a bundle open now: its commands too, before the next ones (staged
+     * only while a loop owns the queues, so only here do they outlive it;
+     * the bundle stays open, empty) */
+    for (uint32_t i = 0; i < s->bundle_n; i++)
+        apply_now_locked(s, &s->bundle[i]);
+    s->bundle_n = 0;
     atomic_store(&s->running, 0);
     pthread_mutex_unlock(&s->ctl_lock);
     if (s->memlocked)
@@ -1000,33 +1014,14 @@ static void apply_now_locked(rt_service *s, const rt_cmd *c)
 {
     apply_cmd(s, c);
     uint32_t slot;
-    while (rt_ring_pop(&s->rel, &slot) == 0) {
-        nrt_object *o = &s->objects[slot];
-        if (o->removing) {
-            rt_object_free(&o->obj);
-            memset(o, 0, sizeof *o);
-        }
-    }
-}
-
-/* The open bundle's commands applied by the caller while no loop runs
- * (the loop stopped while it was open), in order, before anything after
- * them; the bundle stays open, empty. */
-static void flush_bundle_locked(rt_service *s)
-{
-    for (uint32_t i = 0; i < s->bundle_n; i++) {
-        if (s->bundle[i].type == CMD_ADD)
-            s->objects[s->bundle[i].slot].held = 0;
-        apply_now_locked(s, &s->bundle[i]);
-    }
-    s->bundle_n = 0;
+    while (rt_ring_pop(&s->rel, &slot) == 0)
+        release_locked(s, slot);
 }
 
 /* Before the loop runs, commands are applied directly (same code). */
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
     if (!loop_owns_queues(s)) { /* no loop yet: apply it here (lockstep: the next step drains the ring) */
-        flush_bundle_locked(s);
         apply_now_locked(s, c);
         return 0;
     }
@@ -1047,8 +1042,6 @@ static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t err
         }
         s->bundle[s->bundle_n] = *c;
         s->bundle[s->bundle_n++].more = 1;
-        if (c->type == CMD_ADD)
-            s->objects[c->slot].held = 1; /* the loop has not got it yet: voxel updates wait (voxel_update) */
         return 0;
     }
     if (rt_ring_push(&s->cmd, c) != 0) {
@@ -1065,10 +1058,8 @@ int rt_service_bundle_begin(rt_service *s, char *err, size_t errlen)
     if (s->bundle_depth > 0 && !pthread_equal(s->bundle_owner, pthread_self())) {
         snprintf(err, errlen, "another thread holds a bundle open");
         rc = -1;
-    } else if (s->bundle_depth++ == 0) {
+    } else if (s->bundle_depth++ == 0)
         s->bundle_owner = pthread_self();
-        s->bundle_n = 0;
-    }
     pthread_mutex_unlock(&s->ctl_lock);
     return rc;
 }
@@ -1081,13 +1072,10 @@ int rt_service_bundle_end(rt_service *s, char *err, size_t errlen)
         snprintf(err, errlen, "no bundle open on this thread");
         rc = -1;
     } else if (--s->bundle_depth == 0 && s->bundle_n) {
+        /* (held only while a loop owns the queues: rt_service_stop applies
+         * what a bundle holds when the loop stops) */
         s->bundle[s->bundle_n - 1].more = 0;
-        if (!loop_owns_queues(s)) {
-            /* the loop stopped while the bundle was open: applied here, as
-             * the commands sent since were */
-            rc = (int)s->bundle_n;
-            flush_bundle_locked(s);
-        } else if (rt_ring_count(&s->cmd) + s->bundle_n > s->cmd.capacity ||
+        if (rt_ring_count(&s->cmd) + s->bundle_n > s->cmd.capacity ||
                    rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
             /* cannot happen: the room was kept (push_cmd_locked), and
              * only the loop takes commands out meanwhile */
@@ -1096,13 +1084,20 @@ int rt_service_bundle_end(rt_service *s, char *err, size_t errlen)
             rc = -1;
         } else
             rc = (int)s->bundle_n;
-        for (uint32_t i = 0; i < s->bundle_n; i++)
-            if (s->bundle[i].type == CMD_ADD)
-                s->objects[s->bundle[i].slot].held = 0;
         s->bundle_n = 0;
     }
     pthread_mutex_unlock(&s->ctl_lock);
     return rc;
+}
+
+/* whether slot's ADD waits in the open bundle (the loop has not got the
+ * object yet: voxel updates for it would be dropped unseen) */
+static int add_held_locked(const rt_service *s, uint32_t slot)
+{
+    for (uint32_t i = 0; i < s->bundle_n; i++)
+        if (s->bundle[i].type == CMD_ADD && s->bundle[i].slot == slot)
+            return 1;
+    return 0;
 }
 
 static int find_locked(rt_service *s, const char *name)
@@ -1331,7 +1326,7 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
         snprintf(err, errlen, "no object named '%s'", name ? name : "");
         return -1;
     }
-    const char *why = s->objects[slot].held ? "added in a bundle still open: send its voxel updates after the bundle"
+    const char *why = add_held_locked(s, (uint32_t)slot) ? "added in a bundle still open: send its voxel updates after the bundle"
                                              : rt_object_voxel_check(&s->objects[slot].obj, u, count);
     if (why) {
         pthread_mutex_unlock(&s->ctl_lock);
@@ -1461,15 +1456,13 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->query_max_us = hist_pct(s->query_hist, 1.0);
     o->budget_overshoot_max_us = (double)atomic_load(&s->overshoot_max_ns) * 1e-3;
     o->cmd_drops = rt_ring_drops(&s->cmd);
-    pthread_mutex_lock(&s->ctl_lock);
-    o->cmd_drops += s->cmd_refused;
-    pthread_mutex_unlock(&s->ctl_lock);
     o->voxel_drops = atomic_load_explicit(&s->voxel_drops, memory_order_relaxed);
     o->voxel_queued = rt_ring_count(&s->vox);
     o->telemetry_drops = rt_ring_drops(&s->tel);
     o->fault = atomic_load(&s->fault_now);
     o->rt_note = s->rt_note;
     pthread_mutex_lock(&s->ctl_lock);
+    o->cmd_drops += s->cmd_refused;
     for (uint32_t i = 0; i < s->cfg.max_objects; i++)
         o->object_count += s->objects[i].used && !s->objects[i].removing;
     pthread_mutex_unlock(&s->ctl_lock);

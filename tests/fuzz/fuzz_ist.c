@@ -4,10 +4,8 @@
  * another program); a tree that loads must then take distance, penetration
  * volume and collision queries against itself without a fault. */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "fuzz_query.h"
@@ -17,9 +15,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
-    if (!path[0])
-        snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.ist", (int)getpid());
     uint8_t *b = malloc(size ? size : 1);
     if (!b)
         return 0;
@@ -28,15 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t c = (uint32_t)crc32(0L, b + 8, (uInt)(size - 12));
         memcpy(b + size - 4, &c, 4);
     }
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fwrite(b, 1, size, f);
-        fclose(f);
-    }
+    const char *path = fuzz_file("ist", b, size);
     free(b);
     prox_ist *t;
     char err[512];
-    if (!f || prox_ist_load(path, &t, err, sizeof err) != 0)
+    if (!path || prox_ist_load(path, &t, err, sizeof err) != 0)
         return 0;
     const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_PENVOL, PROX_QUERY_COLLIDE};
     fuzz_queries(prox_ist_tree(t), prox_ist_tree(t), kinds, 3);

@@ -2,8 +2,6 @@
  * read by the loader (assimp, then prox's checks); a mesh that loads gets
  * a bounding volume hierarchy and a distance query against itself. */
 #include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
 
 #include "fuzz_query.h"
 #include "prox.h"
@@ -12,17 +10,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
-    if (!path[0])
-        snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.off", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    const char *path = fuzz_file("off", data, size);
     prox_mesh *m;
     char err[512];
-    if (prox_mesh_load(path, &m, err, sizeof err) != 0)
+    if (!path || prox_mesh_load(path, &m, err, sizeof err) != 0)
         return 0;
     prox_bvh *b = prox_bvh_build(m);
     const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE};

@@ -1,11 +1,28 @@
-/* fuzz_query.h - the fuzz targets' queries on what they loaded: each kind
- * in kinds[] once on the pair (a, b), B moved by 0.3 along x. Only that
- * they return matters: a fault is what the fuzzer looks for. */
+/* fuzz_query.h - what the file-reading fuzz targets share: the input
+ * written to a file of their own, and queries on what they loaded. */
 #ifndef FUZZ_QUERY_H
 #define FUZZ_QUERY_H
 
+#include <stdio.h>
+#include <unistd.h>
+
 #include "prox.h"
 
+/* data written to /tmp/hapticd-fuzz-PID.EXT (one file a process, reused);
+ * its path, or NULL where it cannot be written */
+static inline const char *fuzz_file(const char *ext, const void *data, size_t size)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.%s", (int)getpid(), ext);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return NULL;
+    const int ok = fwrite(data, 1, size, f) == size;
+    return fclose(f) == 0 && ok ? path : NULL;
+}
+
+/* each kind in kinds[] once on the pair (a, b), B moved by 0.3 along x:
+ * only that they return matters, a fault is what the fuzzer looks for */
 static inline void fuzz_queries(const prox_tree *a, const prox_tree *b, const prox_query_kind *kinds, int n)
 {
     prox_bank *bank = prox_bank_create();

@@ -2,8 +2,6 @@
  * input; a map that loads must take a distance and a collision query
  * against a ball without a fault. */
 #include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
 
 #include "fuzz_query.h"
 #include "prox.h"
@@ -12,22 +10,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
     static prox_mesh *ball;
     static prox_bvh *bb;
-    if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.vox", (int)getpid());
+    if (!ball) {
         ball = prox_mesh_make_sphere(0.05, 1);
         bb = ball ? prox_bvh_build(ball) : NULL;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    const char *path = fuzz_file("vox", data, size);
     prox_voxmap *m;
     char err[512];
-    if (prox_voxmap_load(path, &m, err, sizeof err) != 0)
+    if (!path || prox_voxmap_load(path, &m, err, sizeof err) != 0)
         return 0;
     const prox_query_kind kinds[] = {PROX_QUERY_DISTANCE, PROX_QUERY_COLLIDE};
     fuzz_queries(prox_voxmap_tree(m), bb ? prox_bvh_tree(bb) : NULL, kinds, 2);
