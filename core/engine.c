@@ -70,6 +70,7 @@ prox_query prox_query_default(prox_query_kind kind)
     q.kind = kind;
     q.voxel_classes = PROX_CLASS_ALL;
     q.use_cache = 1;
+    q.precise = 1;
     return q;
 }
 

@@ -449,9 +449,11 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * (bunny00 coherent max 0.02% -> 0.01%). */
 #define IST_CHAIN_SLACK 0.25
 
-/* prox_query.precise refines as the default does and only adds the search
- * for another minimum near the answer (near_minima), so it never ends
- * above the default on the same pose and cache state: the final walk
+/* prox_query.precise (the default since 2026-11-24; prox --fast clears
+ * it) refines as the query without it does and only adds the search for
+ * another minimum near the answer (near_minima), so it never ends above
+ * the fast mode on the same pose and cache state ("the default" below
+ * means the fast mode, which it was when these were measured): the final walk
  * starts from the same pair, and the search only moves to a closer one.
  * Measured and not kept: cuts that paid for the search (a first round
  * ending more than 1.05x the best stopped, B's first projection bounded

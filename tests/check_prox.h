@@ -5,6 +5,9 @@
 #ifndef CHECK_PROX_H
 #define CHECK_PROX_H
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* Random draws. C leaves unspecified the order in which a call's arguments
  * are evaluated, and indeterminate the order of an initialiser list's
  * elements, so draws written inside prox_v3(...) or {...} depend on the
@@ -89,6 +92,34 @@ static inline void check_find_prox(const char *argv0, char *out, size_t size)
     const char *slash = strrchr(argv0, '/');
     int len = slash ? (int)(slash - argv0) : 1;
     snprintf(out, size, "%.*s/../prox", len, slash ? argv0 : ".");
+}
+
+/* Run a shell command (the tests call the prox tool so); its stdout lines
+ * go to out (up to max lines of 255 characters), the last stderr line to
+ * last_err (256 bytes). Returns the exit status, -1 if it did not exit. */
+static inline int check_run_cmd(const char *cmd, char out[][256], int max, int *nout, char *last_err)
+{
+    char errpath[64], full[4200];
+    snprintf(errpath, sizeof errpath, "/tmp/prox-test-err-%ld.txt", (long)getpid());
+    snprintf(full, sizeof full, "%s 2>%s", cmd, errpath);
+    FILE *p = popen(full, "r");
+    *nout = 0;
+    last_err[0] = 0;
+    if (!p)
+        return -1;
+    char line[256];
+    while (fgets(line, sizeof line, p))
+        if (*nout < max)
+            strcpy(out[(*nout)++], line);
+    int st = pclose(p);
+    FILE *e = fopen(errpath, "r");
+    if (e) {
+        while (fgets(line, sizeof line, e))
+            strcpy(last_err, line);
+        fclose(e);
+    }
+    remove(errpath);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 #endif

@@ -829,32 +829,6 @@ static void test_bad_input(void)
 static char prox_bin[1024];
 
 
-/* Run a shell command; its stdout lines go to out (up to max lines), the
- * last stderr line to last_err. Returns the exit status. */
-static int run_cmd(const char *cmd, char out[][256], int max, int *nout, char *last_err)
-{
-    char full[4200];
-    snprintf(full, sizeof full, "%s 2>/tmp/prox-bvh-test-err.txt", cmd);
-    FILE *p = popen(full, "r");
-    *nout = 0;
-    if (!p)
-        return -1;
-    char line[256];
-    while (fgets(line, sizeof line, p))
-        if (*nout < max)
-            strcpy(out[(*nout)++], line);
-    int st = pclose(p);
-    last_err[0] = 0;
-    FILE *e = fopen("/tmp/prox-bvh-test-err.txt", "r");
-    if (e) {
-        while (fgets(line, sizeof line, e))
-            strcpy(last_err, line);
-        fclose(e);
-    }
-    remove("/tmp/prox-bvh-test-err.txt");
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_cli(void)
 {
     char dir[] = "/tmp/prox-bvh-XXXXXX";
@@ -926,7 +900,7 @@ static void test_cli(void)
         }
         for (int k = 0; k < 2; k++) {
             snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s", prox_bin, kinds[k], pa, pb, pp, norm ? "--normalize" : "");
-            int rc = run_cmd(cmd, out, 64, &n, err);
+            int rc = check_run_cmd(cmd, out, 64, &n, err);
             CHECK(rc == 0 && n == N, "prox %s: exit %d, %d lines", kinds[k], rc, n);
             CHECK(strncmp(err, "queries=12 median_us=", 21) == 0 && strstr(err, " p99_us=") && strstr(err, " max_us="),
                   "timing line: %s", err);
@@ -946,15 +920,15 @@ static void test_cli(void)
         char out2[64][256];
         int n2;
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s --coherent %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
-        run_cmd(cmd, out2, 64, &n2, err);
+        check_run_cmd(cmd, out2, 64, &n2, err);
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
-        run_cmd(cmd, out, 64, &n, err);
+        check_run_cmd(cmd, out, 64, &n, err);
         CHECK(n == n2 && n == N, "coherent line count");
         for (int i = 0; i < n && i < n2; i++)
             CHECK(strcmp(out[i], out2[i]) == 0, "--coherent line %d: %s vs %s", i, out2[i], out[i]);
         /* --order best: the same exact distances (a different descent) */
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order best %s", prox_bin, pa, pb, pp, norm ? "--normalize" : "");
-        run_cmd(cmd, out2, 64, &n2, err);
+        check_run_cmd(cmd, out2, 64, &n2, err);
         CHECK(n2 == N, "--order best line count %d", n2);
         for (int i = 0; i < n2 && i < N; i++) {
             double v = NAN;
@@ -965,7 +939,7 @@ static void test_cli(void)
         char tpath[300];
         snprintf(tpath, sizeof tpath, "%s/times.txt", dir);
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s --times %s %s", prox_bin, pa, pb, pp, tpath, norm ? "--normalize" : "");
-        run_cmd(cmd, out2, 64, &n2, err);
+        check_run_cmd(cmd, out2, 64, &n2, err);
         CHECK(n2 == N && strcmp(out2[0], out[0]) == 0, "--times keeps stdout");
         FILE *tf = fopen(tpath, "r");
         int tl = 0;
@@ -983,11 +957,11 @@ static void test_cli(void)
     }
     /* errors: one line, exit 2 for arguments, 1 for files */
     snprintf(cmd, sizeof cmd, "%s distance %s %s", prox_bin, pa, pb);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage"), "missing argument: %s", err);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage"), "missing argument: %s", err);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --budget-us x", prox_bin, pa, pb, pp);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--budget-us"), "bad budget: %s", err);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--budget-us"), "bad budget: %s", err);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order fast", prox_bin, pa, pb, pp);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--order is auto, best or depth"), "bad order: %s", err);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "--order is auto, best or depth"), "bad order: %s", err);
     /* an option of another command, which it would ignore, is refused and
      * named (exit 2; the first line says why, the last is the usage) */
     const char *wrong[][3] = {{"distance", "--boxes", ""},        {"collide", "--spheres", " 100"},
@@ -995,11 +969,11 @@ static void test_cli(void)
                               {"penvol", "--max-distance", " 1"}, {"distance", "--spheres", " 100"}};
     for (int k = 0; k < 6; k++) {
         snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s%s", prox_bin, wrong[k][0], pa, pb, pp, wrong[k][1], wrong[k][2]);
-        CHECK(run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage: prox ") && n == 0, "%s %s: exit, usage: %s",
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && strstr(err, "usage: prox ") && n == 0, "%s %s: exit, usage: %s",
               wrong[k][0], wrong[k][1], err);
         snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s%s 2>&1 >/dev/null | head -n 1", prox_bin, wrong[k][0], pa, pb, pp,
                  wrong[k][1], wrong[k][2]);
-        run_cmd(cmd, out, 64, &n, err);
+        check_run_cmd(cmd, out, 64, &n, err);
         char want[128];
         if (k < 5)
             snprintf(want, sizeof want, "prox %s: %s is not an option of %s", wrong[k][0], wrong[k][1], wrong[k][0]);
@@ -1009,24 +983,24 @@ static void test_cli(void)
               want);
     }
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --frob 2>&1 >/dev/null | head -n 1", prox_bin, pa, pb, pp);
-    run_cmd(cmd, out, 64, &n, err);
+    check_run_cmd(cmd, out, 64, &n, err);
     CHECK(n == 1 && strstr(out[0], "unknown option '--frob'"), "unknown option: '%s'", n ? out[0] : "");
     snprintf(cmd, sizeof cmd, "%s collide %s %s/missing.obj %s", prox_bin, pa, dir, pp);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "missing.obj"), "missing mesh: %s", err);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "missing.obj"), "missing mesh: %s", err);
     f = fopen(pp, "w");
     fprintf(f, "0 0 0 1 0 0 0\n0 0 0 1 0 zero 0\n");
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pp);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "poses.txt:2"), "bad pose line named: %s", err);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && strstr(err, "poses.txt:2"), "bad pose line named: %s", err);
     /* a budget too small to finish still brackets the answer */
     f = fopen(pp, "w");
     fprintf(f, "0.9 0.4 0.1 1 0 0 0\n");
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pp);
-    run_cmd(cmd, out, 64, &n, err);
+    check_run_cmd(cmd, out, 64, &n, err);
     double full = n == 1 ? atof(out[0]) : -1;
     snprintf(cmd, sizeof cmd, "%s distance %s %s %s --budget-us 0.001", prox_bin, pa, pb, pp);
-    CHECK(run_cmd(cmd, out, 64, &n, err) == 0 && n == 1, "budgeted run");
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 1, "budgeted run");
     double v, lo, up;
     int complete;
     if (n == 1 && sscanf(out[0], "%lf %lf %lf %d", &v, &lo, &up, &complete) == 4)

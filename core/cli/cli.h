@@ -9,7 +9,7 @@ typedef int (*prox_cli_fn)(int argc, char **argv);
 /* the query commands' usage lines (prox --help and the commands' own errors) */
 #define PROX_USAGE_DISTANCE                                                                                 \
     "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--max-distance D] [--normalize] "      \
-    "[--ist [--spheres N]] [--precise] [--order auto|best|depth] [--times FILE] [--stats]"
+    "[--ist [--spheres N]] [--precise] [--fast] [--order auto|best|depth] [--times FILE] [--stats]"
 #define PROX_USAGE_COLLIDE "collide A B POSES [--normalize] [--boxes] [--order auto|best|depth] [--times FILE] [--stats]"
 #define PROX_USAGE_PENVOL                                                                                                \
     "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order auto|best|depth] [--times FILE] " \

@@ -15,8 +15,9 @@
  * --boxes (collide) builds inner/outer box hierarchies from convex meshes.
  * --order picks the traversal order (prox_query.order): auto (default),
  * best (smallest key first) or depth (last pushed first).
- * --precise (distance) sets prox_query.precise: inner sphere trees search
- * the answer's neighbourhood for another local minimum.
+ * --fast (distance) clears prox_query.precise: inner sphere trees skip the
+ * search of the answer's neighbourhood for another local minimum (on by
+ * default; --precise says so explicitly).
  * Each command takes the options its usage line (cli.h) lists and refuses
  * the others by name. */
 #include <errno.h>
@@ -32,7 +33,7 @@
 typedef struct query_args {
     const char *a, *b, *poses;
     const char *times; /* --times FILE, or NULL */
-    int coherent, normalize, ist, stats, boxes, precise;
+    int coherent, normalize, ist, stats, boxes, precise, fast;
     uint32_t order; /* prox_query_order */
     double budget_us, rel_err, max_distance;
     int spheres;
@@ -88,6 +89,8 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
             qa->boxes = 1;
         else if (!strcmp(s, "--precise"))
             qa->precise = 1;
+        else if (!strcmp(s, "--fast"))
+            qa->fast = 1;
         else if (takes_value(s) && i + 1 >= argc) {
             fprintf(stderr, "prox %s: %s needs %s\nusage: prox %s\n", argv[0], s,
                     !strcmp(s, "--times") ? "a file name" : !strcmp(s, "--order") ? "auto, best or depth" : "a value", usage);
@@ -148,6 +151,10 @@ static int parse_args(int argc, char **argv, query_args *qa, const char *usage)
     if (qa->spheres && !qa->ist && !strcmp(argv[0], "distance")) {
         fprintf(stderr, "prox distance: --spheres sizes the inner sphere trees built from meshes: it needs --ist\nusage: prox %s\n",
                 usage);
+        return -1;
+    }
+    if (qa->precise && qa->fast) {
+        fprintf(stderr, "prox distance: --precise and --fast exclude each other (precise is the default)\nusage: prox %s\n", usage);
         return -1;
     }
     if (np != 3) {
@@ -262,9 +269,9 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         free(poses);
         return 1;
     }
-    if (qa.precise && (A.tree->type != PROX_TREE_IST || B.tree->type != PROX_TREE_IST)) {
-        fprintf(stderr, "prox %s: --precise needs inner sphere trees on both sides (--ist, or .ist files)\nusage: prox %s\n", argv[0],
-                usage);
+    if ((qa.precise || qa.fast) && (A.tree->type != PROX_TREE_IST || B.tree->type != PROX_TREE_IST)) {
+        fprintf(stderr, "prox %s: %s needs inner sphere trees on both sides (--ist, or .ist files)\nusage: prox %s\n", argv[0],
+                qa.fast ? "--fast" : "--precise", usage);
         cli_geom_free(&A);
         cli_geom_free(&B);
         free(poses);
@@ -304,7 +311,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         q.max_distance = qa.max_distance;
         q.use_cache = qa.coherent;
         q.order = qa.order;
-        q.precise = qa.precise;
+        q.precise = !qa.fast;
         prox_object_pair p = {A.tree, B.tree, prox_xform_identity(), poses[i], qa.coherent ? &cache : NULL};
         prox_result r;
         uint64_t c0 = qa.times ? thread_cpu_ns() : 0;
