@@ -38,8 +38,9 @@ static void usage(FILE *f)
             "  --load NAME=PATH       load a mesh, .ist or .vox as object NAME (repeatable)\n"
             "  --pose NAME=tx,ty,tz,qw,qx,qy,qz  place object NAME\n"
             "  --tool NAME            the object the device moves\n"
-            "  --ist-spheres N        inner spheres a closed mesh gets when loaded (--load, OSC /load, the\n"
-            "                         demo; default 500): more feel flat faces truer, cost query time\n"
+            "  --ist-spheres N        inner spheres a closed mesh gets when loaded (--load, OSC /load without\n"
+            "                         a count of its own, the demo; default 500): more feel flat faces truer,\n"
+            "                         cost query time\n"
             "device:\n"
             "  --driver sim|null|osc|replay:FILE   (default sim)\n"
             "  --osc-device-port P    with --driver osc: where /device/force goes (127.0.0.1:P)\n"
@@ -331,7 +332,7 @@ int main(int argc, char **argv)
         name[eq - loads[i]] = 0;
         if (!quiet)
             fprintf(stderr, "hapticd: loading %s from %s\n", name, eq + 1);
-        if (rt_service_load_object(svc, name, eq + 1, NULL, err, sizeof err) != 0) {
+        if (rt_service_load_object(svc, name, eq + 1, NULL, 0, err, sizeof err) != 0) {
             fprintf(stderr, "hapticd: %s\n", err);
             status = 1;
         }

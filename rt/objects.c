@@ -73,6 +73,8 @@ static int has_ext(const char *path, const char *ext)
     return n > e && !strcasecmp(path + n - e, ext);
 }
 
+int rt_object_is_file(const char *path) { return has_ext(path, ".ist") || has_ext(path, ".vox"); }
+
 int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);

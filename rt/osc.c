@@ -296,22 +296,34 @@ OSC_HANDLER(h_status)
     return 0;
 }
 
-/* /load name path [tx ty tz qw qx qy qz] */
+/* /load name path [tx ty tz qw qx qy qz] [spheres]: the sphere count (a
+ * whole number, 1 .. RT_IST_SPHERES_MAX) sizes the inner sphere tree of a
+ * closed mesh; without it, hapticd --ist-spheres */
 OSC_HANDLER(h_load)
 {
     OSC_PREAMBLE;
     const char *name;
-    double v[7];
-    if (osc_check(o, path, types, argc, "ssnnnnnnn", 2) || osc_name(o, path, argv, 0, &name))
+    double v[8];
+    if (osc_check(o, path, types, argc, "ssnnnnnnnn", 2) || osc_name(o, path, argv, 0, &name))
         return 0;
-    if (argc != 2 && argc != 9) {
-        osc_fail(o, path, "expected name, path and optionally a 7-number pose");
+    if (argc != 2 && argc != 3 && argc != 9 && argc != 10) {
+        osc_fail(o, path, "expected name, path, optionally a 7-number pose, optionally a sphere count");
         return 0;
     }
     prox_xform pose = prox_xform_identity();
-    if (argc == 9 && (osc_numbers(o, path, types, argv, 2, 7, v) || osc_pose(o, path, v, &pose)))
+    if (argc >= 9 && (osc_numbers(o, path, types, argv, 2, 7, v) || osc_pose(o, path, v, &pose)))
         return 0;
-    if (rt_service_load_object(o->svc, name, osc_str(argv, 1), &pose, err, sizeof err))
+    uint32_t spheres = 0;
+    if (argc == 3 || argc == 10) {
+        if (osc_numbers(o, path, types, argv, argc - 1, 1, &v[7]))
+            return 0;
+        if (!(v[7] >= 1 && v[7] <= RT_IST_SPHERES_MAX) || v[7] != floor(v[7])) {
+            osc_fail(o, path, "argument %d: the sphere count is a whole number from 1 to %u", argc, RT_IST_SPHERES_MAX);
+            return 0;
+        }
+        spheres = (uint32_t)v[7];
+    }
+    if (rt_service_load_object(o->svc, name, osc_str(argv, 1), &pose, spheres, err, sizeof err))
         osc_fail(o, path, "%s", err);
     else
         osc_done(o, path, name);

@@ -33,6 +33,9 @@ struct rt_voxel_update;
 /* A mesh (closed: an inner sphere tree of ist_spheres spheres, at least
  * 1; open: a BVH), an .ist or a .vox file. */
 int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen);
+/* whether rt_object_load reads path as a built object (an .ist or .vox
+ * file, by its name) rather than a mesh */
+int rt_object_is_file(const char *path);
 /* Takes ownership of the voxel map (freed with the object). */
 void rt_object_from_voxmap(prox_voxmap *m, rt_object *out);
 /* Takes ownership of the mesh. ist_spheres > 0: an inner sphere tree of

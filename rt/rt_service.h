@@ -98,13 +98,16 @@ void rt_service_destroy(rt_service *s);
 
 /* ---- objects ---- */
 /* Load a mesh (built into an inner sphere tree or BVH), an .ist or a .vox
- * file under `name` at `pose` (NULL = identity). Builds on the calling
- * thread (may take seconds), then hands the object to the RT thread. A
- * pose must be finite, translate at most PROX_MAX_TRANSLATION and rotate
- * (R orthonormal, det +1); any other is refused, before the build, with a
- * message saying which. Control thread; not RT safe. */
-int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
-                           size_t errlen);
+ * file under `name` at `pose` (NULL = identity). A closed mesh becomes an
+ * inner sphere tree of ist_spheres spheres (0: rt_config.ist_spheres; at
+ * most RT_IST_SPHERES_MAX; a count with an .ist or .vox file is refused),
+ * an open one a BVH. Builds on the calling thread (may take seconds), then
+ * hands the object to the RT thread. A pose must be finite, translate at
+ * most PROX_MAX_TRANSLATION and rotate (R orthonormal, det +1); any other
+ * is refused, before the build, with a message saying which. Control
+ * thread; not RT safe. */
+int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, uint32_t ist_spheres,
+                           char *err, size_t errlen);
 /* Add an object built by the caller (rt_object_from_mesh...); the service
  * takes ownership on success (obj is cleared), the caller keeps it on
  * failure. The pose as for rt_service_load_object. Control thread. */

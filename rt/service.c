@@ -1176,15 +1176,23 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
     return rc;
 }
 
-int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, char *err,
-                           size_t errlen)
+int rt_service_load_object(rt_service *s, const char *name, const char *path, const prox_xform *pose, uint32_t ist_spheres,
+                           char *err, size_t errlen)
 {
     if (!name_ok(name, err, errlen))
         return -1;
     if (pose && pose_check(pose, name, err, errlen) != 0) /* before a build that may take seconds (NULL: the identity) */
         return -1;
+    if (ist_spheres > RT_IST_SPHERES_MAX) {
+        snprintf(err, errlen, "'%s': %u inner spheres asked for, at most %u", name, (unsigned)ist_spheres, RT_IST_SPHERES_MAX);
+        return -1;
+    }
+    if (ist_spheres && rt_object_is_file(path)) {
+        snprintf(err, errlen, "'%s': a sphere count sizes the inner sphere tree built from a mesh; %s is built already", name, path);
+        return -1;
+    }
     rt_object obj;
-    if (rt_object_load(path, s->cfg.ist_spheres, &obj, err, errlen) != 0)
+    if (rt_object_load(path, ist_spheres ? ist_spheres : s->cfg.ist_spheres, &obj, err, errlen) != 0)
         return -1;
     if (rt_service_add_object(s, name, &obj, pose, err, errlen) != 0) {
         rt_object_free(&obj);

@@ -116,7 +116,8 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
     case SOBJ_TORUS: m = prox_mesh_make_torus(o->a[0], o->a[1], (int)o->a[2], (int)o->a[3]); break;
     case SOBJ_FILE:
         if (!o->bvh)
-            return rt_service_load_object(svc, o->name, o->path, &o->pose, e2, sizeof e2) == 0 ? 0 : object_error(sc, o, e2, err, errlen);
+            return rt_service_load_object(svc, o->name, o->path, &o->pose, o->spheres, e2, sizeof e2) == 0 ? 0
+                                                                                                            : object_error(sc, o, e2, err, errlen);
         if (prox_mesh_load(o->path, &m, e2, sizeof e2) != 0)
             return object_error(sc, o, e2, err, errlen);
         break;
@@ -136,7 +137,7 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
     }
     if (!m)
         return object_error(sc, o, "cannot make the mesh (out of memory or out of range)", err, errlen);
-    if (rt_object_from_mesh(m, o->bvh ? 0 : sc->ist_spheres, &obj, e2, sizeof e2) != 0) /* takes the mesh */
+    if (rt_object_from_mesh(m, o->bvh ? 0 : o->spheres ? o->spheres : sc->ist_spheres, &obj, e2, sizeof e2) != 0) /* takes the mesh */
         return object_error(sc, o, e2, err, errlen);
 add:
     if (rt_service_add_object(svc, o->name, &obj, &o->pose, e2, sizeof e2) != 0) {

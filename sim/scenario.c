@@ -138,6 +138,13 @@ static int cmd_object(parser *p, char **tok, int n)
     int end = n;
     if (end > 3 && !strcmp(tok[end - 1], "bvh"))
         o.bvh = 1, end--;
+    if (end > 4 && !strcmp(tok[end - 2], "spheres")) {
+        double v;
+        if (whole(p, tok[end - 1], "spheres", 1, RT_IST_SPHERES_MAX, &v))
+            return -1;
+        o.spheres = (uint32_t)v;
+        end -= 2;
+    }
     for (int i = 3; i < end; i++)
         if (!strcmp(tok[i], "at")) {
             if (pose_args(p, tok + i + 1, end - i - 1, "at", &o.pose))
@@ -211,6 +218,10 @@ static int cmd_object(parser *p, char **tok, int n)
         return fail(p, "unknown object kind '%s' (box, tiled_box, sphere, torus, file, voxels)", k);
     if (o.bvh && (o.kind == SOBJ_VOXELS))
         return fail(p, "bvh applies to meshes, not voxel maps");
+    if (o.spheres && (o.bvh || o.kind == SOBJ_VOXELS || (o.kind == SOBJ_FILE && rt_object_is_file(o.path)))) {
+        free(o.path);
+        return fail(p, "spheres sizes the inner sphere tree built from a mesh: not with bvh, a voxel map or an .ist/.vox file");
+    }
     if (sc->nobj >= RT_MAX_OBJECTS) {
         free(o.path);
         return fail(p, "more than %u objects", RT_MAX_OBJECTS);

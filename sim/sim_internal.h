@@ -17,6 +17,7 @@ typedef struct sim_object {
     uint32_t n[3];
     char *path;   /* file: resolved against the scenario's folder */
     int bvh;      /* a mesh BVH instead of an inner sphere tree */
+    uint32_t spheres; /* its inner sphere tree's size (`spheres N`); 0: the scenario's ist_spheres */
     prox_xform pose;
 } sim_object;
 

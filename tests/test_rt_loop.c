@@ -526,9 +526,9 @@ static void test_bad_control_input(void)
     rt_gains g = cfg.gains;
     g.stiffness_n_per_m3 = -1;
     CHECK(rt_service_set_gains(svc, &g, err, sizeof err) == -1, "negative gain refused");
-    CHECK(rt_service_load_object(svc, "x", "/nonexistent.obj", NULL, err, sizeof err) == -1 && strstr(err, "nonexistent"),
+    CHECK(rt_service_load_object(svc, "x", "/nonexistent.obj", NULL, 0, err, sizeof err) == -1 && strstr(err, "nonexistent"),
           "missing file: %s", err);
-    CHECK(rt_service_load_object(svc, "", "/nonexistent.obj", NULL, err, sizeof err) == -1, "empty name refused");
+    CHECK(rt_service_load_object(svc, "", "/nonexistent.obj", NULL, 0, err, sizeof err) == -1, "empty name refused");
     rt_voxel_update u = {0, 0, 0, 1};
     CHECK(rt_service_voxel_update(svc, "nothing", &u, 1, err, sizeof err) == -1, "voxels for an unknown map");
     /* watchdog and stale-device times above RT_LIMIT_MAX_MS (a watchdog of

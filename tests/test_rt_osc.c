@@ -216,6 +216,12 @@ static void test_objects_and_parameters(void)
     expect_done("/load", msg("ssfffffff", "tool", box_path, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0));
     expect_done("/tool", msg("s", "tool"));
     CHECK(status_value("objects") == 2, "two objects");
+    /* a sphere count of its own, alone or after the pose */
+    expect_done("/load", msg("ssi", "fine", box_path, 2000));
+    expect_done("/remove", msg("s", "fine"));
+    expect_done("/load", msg("ssfffffffi", "fine", box_path, 0.0, 0.0, -0.5, 1.0, 0.0, 0.0, 0.0, 64));
+    expect_done("/remove", msg("s", "fine"));
+    CHECK(status_value("objects") == 2, "two objects");
     expect_done("/budget", msg("f", 200.0));
     CHECK(status_value("budget_us") == 200, "budget applied");
     expect_done("/gains", msg("fffffff", 1e6, 0.004, 300.0, 1.0, 700.0, 3.0, 1.0));
@@ -239,6 +245,13 @@ static void test_malformed(void)
     expect_fail("/nonsense", msg("i", 1), "unknown address");
     expect_fail("/load", msg("ss", "x", "/nonexistent/mesh.obj"), "mesh.obj");
     expect_fail("/load", msg("ss", "a-name-that-is-far-too-long-for-the-scene", box_path), "characters");
+    expect_fail("/load", msg("ssi", "x", box_path, 0), "sphere count is a whole number from 1 to 1000000");
+    expect_fail("/load", msg("ssf", "x", box_path, 100.5), "whole number");
+    expect_fail("/load", msg("ssi", "x", box_path, 2000000), "whole number");
+    expect_fail("/load", msg("ssf", "x", box_path, NAN), "finite");
+    expect_fail("/load", msg("sss", "x", box_path, "100"), "type");
+    expect_fail("/load", msg("ssi", "x", "/tmp/built.ist", 100), "built already");
+    expect_fail("/load", msg("ssfff", "x", box_path, 0.0, 0.0, 1.0), "expected name, path, optionally");
     expect_fail("/forces", msg("i", 7), "0 or 1");
     expect_fail("/voxel/set", msg("siiii", "tool", 1, 2, 3, 1), "voxel");
     expect_fail("/voxel/set", msg("sfiii", "tool", 1.5, 2, 3, 1), "integer");

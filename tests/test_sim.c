@@ -101,6 +101,10 @@ static void test_parse_errors(void)
         {"ist_spheres 0\n", "t.sim:1: ist_spheres: 0 is outside 1..1e+06"},
         {"ist_spheres 2000000\n", "t.sim:1: ist_spheres: 2000000 is outside"},
         {"ist_spheres 100.5\n", "t.sim:1: ist_spheres: 100.5 is not a whole number"},
+        {"object a sphere 0.1 spheres 0\n", "t.sim:1: spheres: 0 is outside 1..1e+06"},
+        {"object a sphere 0.1 spheres 100 bvh\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
+        {"object v voxels 0.01 4 4 4 spheres 100\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
+        {"object f file f.ist spheres 100\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
         {"rate 5\n", "t.sim:1: rate: 5 is outside 10..20000"},
         {"object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 1 jump a\n", "t.sim:4: unknown event 'jump'"},
         {"object a torus 0.1 0.2\n", "t.sim:1: torus: the tube radius must be below the ring radius"},
@@ -185,7 +189,9 @@ static void test_press_deterministic(void)
  * (|fx, fy| / fz over the held second), with the default 500 inner spheres
  * an object and with `ist_spheres 8000`. Each overlapping sphere pair
  * pushes along its centres' line, and under the thin table those lines
- * lean with where its few large spheres lie: measured 10.3% and 3.0%. */
+ * lean with where its few large spheres lie: measured 10.3% and 3.0%.
+ * The same 8000 given to each object (`spheres 8000`) rather than the
+ * scene gives the same force, bit for bit. */
 static double held_sideways(const char *text, const char *rec)
 {
     sim_report r;
@@ -215,6 +221,14 @@ static void test_ist_spheres_flat_force(void)
     const double fine = held_sideways("ist_spheres 8000\n" PRESS_SCENE "duration 2\n", rec);
     CHECK(coarse > 0 && fine > 0, "held a second: sideways %.4f and %.4f", coarse, fine);
     CHECK(fine < 0.05 && fine < 0.5 * coarse, "ist_spheres 8000: sideways %.4f of the normal force (500 spheres: %.4f)", fine, coarse);
+    const double each = held_sideways("object table box 0.25 0.25 0.02 at 0 0 -0.02 spheres 8000\n"
+                                      "object ball sphere 0.02 2 spheres 8000\n"
+                                      "tool ball\n"
+                                      "budget_us 200000\n"
+                                      "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
+                                      "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.01\nduration 2\n",
+                                      rec);
+    CHECK(each == fine, "spheres 8000 on each object: sideways %.17g, ist_spheres 8000: %.17g", each, fine);
     fprintf(stderr, "    held on the flat table, sideways over normal force: %.4f at 500 spheres, %.4f at 8000\n", coarse, fine);
 }
 
