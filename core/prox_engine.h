@@ -112,7 +112,7 @@ typedef struct prox_query {
                                (prox_query_default): without it the answer may stop at a local
                                minimum near the true one, up to 6% above the exact distance on
                                the bench's held-out poses against at most 0.5% with it (README).
-                               0 = off (prox --fast), for speed: the search costs +3% to +30%
+                               0 = off (prox --fast), for speed: the search costs +2% to +24%
                                instructions on the bench meshes */
 } prox_query;
 
