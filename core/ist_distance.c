@@ -368,9 +368,11 @@ static void walk_pairs(const prox_pairstate *p, uint32_t ta, uint32_t tb, refine
 /* the pair's scratch (zeroed by the engine before seed and root): the
  * places settled this query (a leaf pair, its key and where its chains
  * ended), the triangle pair of the best distance found (has_tris: whether
- * there is one), and the triangle pairs chains reached before their last
- * round with their points on A (chain_seen, seen_on_a) */
+ * there is one), the triangle pairs chains reached before their last
+ * round with their points on A (chain_seen, seen_on_a), and the leaf
+ * pairs left for after the traversal (settle_deferred) */
 #define IST_PLACES 28
+#define IST_DEFER 2
 #define IST_SEEN 32
 #define IST_MEMO_BITS 3 /* the projection memo's slots: 8 (see closest_hinted) */
 #define IST_MEMO (1u << IST_MEMO_BITS)
@@ -392,6 +394,9 @@ typedef struct ist_places {
      * 1 (0: an empty slot; IST_MEMO_ON_B set: onto B) */
     uint32_t memo_tri[IST_MEMO];
     double memo_x[IST_MEMO][3];
+    uint32_t defer_n;
+    uint32_t defer_a[IST_DEFER], defer_b[IST_DEFER];
+    float defer_key[IST_DEFER]; /* less |t| where B is far, as key[] */
 } ist_places;
 _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before the float frame in the scratch");
 
@@ -911,8 +916,9 @@ static inline int place_ended(const ist_places *pl, int k) { return pl->end[k][0
  * fresh: the pair starts a new place (see from_a_too below), or is a
  * budgeted query's dive (dive_distance: no place is kept, but its chains
  * are treated as a new place's; the budgeted table of bench/results was
- * measured so). */
-static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, int fresh, refine_best *rb)
+ * measured so); two: a chain from each inner sphere whatever the pieces'
+ * thinness (settle_deferred). */
+static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_vec3 ca, prox_vec3 cb, int fresh, int two, refine_best *rb)
 {
     const prox_ist *A = p->a->impl, *B = p->b->impl;
     double ra = A->spheres[i].r, rb_r = B->spheres[j].r;
@@ -929,7 +935,7 @@ static void leaf_chains(const prox_pairstate *p, uint32_t i, uint32_t j, prox_ve
      * (gen_poses seed 11: 1,000 random poses and a 1,000-pose path per
      * mesh): see IST_THIN_BOTH. */
     const int from_b = A->orad_leaf[i] * B->spheres[j].r >= B->orad_leaf[j] * A->spheres[i].r;
-    const int both = A->orad_leaf[i] > IST_THIN_BOTH * A->spheres[i].r || B->orad_leaf[j] > IST_THIN_BOTH * B->spheres[j].r;
+    const int both = two || A->orad_leaf[i] > IST_THIN_BOTH * A->spheres[i].r || B->orad_leaf[j] > IST_THIN_BOTH * B->spheres[j].r;
     int st = IST_CHAIN_ENDED;
     if (from_b || both)
         st = project_chain(p, len > 0 ? prox_v3_madd(cb, u, -rb_r / len) : cb, 0, A->spheres[i].tri, B->spheres[j].tri, rb);
@@ -1016,6 +1022,105 @@ static double slab_bound(const prox_pairstate *p, const float *sa, double Ra, pr
     if (fb)
         g = fmax(g, gap_along(nb, na, sa[3], sa[4], ca, Ra, nb, lob, hib, cb, Rb));
     return g - 1e-6 * (Ra + Rb);
+}
+
+/* A leaf pair skipped beside a place (settle_leaf) whose chains ended
+ * outside the pair's pieces (on A or on B) or reached no triangle pair of
+ * their own, its key below IST_DEFER_BELOW times the best distance then,
+ * is kept for after the traversal, the IST_DEFER lowest keys of the query:
+ * its pieces were searched by no chain, only passed over as the place's
+ * neighbours. After the traversal (settle_deferred) each, lowest key
+ * first, whose key is still below IST_DEFER_BELOW times the best is
+ * settled by two chains, one from each inner sphere (the place's chains
+ * started from one side and went elsewhere). Traced on the tests' bumpy
+ * spheres (make_bumpy, 642 vertices a sphere, 500 inner spheres; 180
+ * poses, 5 over 0.5% of the exact distance, up to 6.9%): at pose 20
+ * (6.9% over) the exact closest points' leaf pair (11, 110), key 0.74 of
+ * the best, 0.95 voxel below the key of place (11, 213), was skipped
+ * beside it (the place's chains ended 1.9 outer radii from B's sphere
+ * 110); settled, its chain reaches the exact closest points. At pose 11
+ * (5.2%) the pair (4, 39), key 0.77 of the best, was skipped beside
+ * (4, 294) (ended 1.2 outer radii from B's sphere 39); settled by its one
+ * chain (from A's sphere, B's piece the thinner) it stops at seen_on_a
+ * and reaches a minimum 8.6% over; the chain from B's sphere reaches the
+ * exact closest points in its first round. Poses 69 (1.7%) and 137
+ * (0.76%): the pair skipped beside a place that reached nothing, keys
+ * 0.73 and 0.81 of the best. Measured (default and --fast alike): the
+ * bumpy poses over 0.5% 5 -> 2 (137 stays 0.76%; 46, 0.64%, is a settled
+ * pair whose chains reach a minimum 3.2% over), max 6.9% -> 0.76%;
+ * against FCL's exact distance (seeds 7, 11, 13, 17, 19, random and
+ * path, five meshes) no max higher, nothing below the exact distance,
+ * maxima lower: default armadillo seed-13 path 0.97% -> 0, seed-19
+ * random 0.11% -> 0, bunny00 seed-17 random 0.066% -> 0.041%; --fast
+ * armadillo seed-13 path 6.9% -> 0.30% (p99 0.19% -> 0), seed-17 path
+ * 0.45% -> 0.29%, seed-19 path 5.9% -> 0.08%, bunny00 seed-17 random
+ * 0.80% -> 0.43%, elephant seed-19 path 0.27% -> 0. Callgrind, 40
+ * random / 80 coherent bench poses: bunny00 +7.3% / +11.9%, armadillo
+ * +5.9% / +7.8%, knot1 +6.8% / +8.9%, fandisk +4.6% / +1.5%, elephant
+ * +5.7% / +8.4%. Measured and not kept (callgrind against the same
+ * build without): IST_RESETTLE_AWAY 0.7 (the 5 bumpy poses stay, +0% to
+ * +6%) or 0.8 (4 over, pose 88 0 -> 5.2%; +0.5% to +19%); places
+ * matched within 0.75 of the outer radii's sum (find_place; 3 over, pose
+ * 164 0 -> 4.3%; +6% to +32%) or 0.5 (1 over, +40% to +163%); one
+ * deferred pair (pose 11 stays; +0.9% to +3.7%); two with one chain,
+ * the usual start (pose 11 stays, +0.9% to +6.9%) or the other sphere's
+ * (pose 20 stays); eight with one chain (3 over, +1% to +17%); below
+ * 0.85, 0.9 or 1.0 of the best (1 over, pose 46; +5% to +13%, +6% to
+ * +16%, +7% to +19%). */
+#define IST_DEFER_BELOW 0.8
+
+/* keep (i, j) among the query's IST_DEFER lowest deferred keys (kk: as
+ * the places' keys) */
+static void defer_pair(ist_places *pl, uint32_t i, uint32_t j, float kk)
+{
+    uint32_t w = pl->defer_n;
+    if (w == IST_DEFER) {
+        w = 0;
+        for (uint32_t q = 1; q < IST_DEFER; q++)
+            w = pl->defer_key[q] > pl->defer_key[w] ? q : w;
+        if (!(kk < pl->defer_key[w]))
+            return;
+    } else
+        pl->defer_n++;
+    pl->defer_a[w] = i, pl->defer_b[w] = j, pl->defer_key[w] = kk;
+}
+
+/* Settle the deferred leaf pairs (see IST_DEFER_BELOW), lowest key first,
+ * while their keys stay below IST_DEFER_BELOW times the best. */
+static void settle_deferred(prox_ctx *c, const prox_pairstate *p)
+{
+    ist_places *pl = p->scratch;
+    const prox_ist *A = p->a->impl, *B = p->b->impl;
+    const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    while (pl->defer_n && !past_deadline(p)) {
+        uint32_t w = 0;
+        for (uint32_t q = 1; q < pl->defer_n; q++)
+            w = pl->defer_key[q] < pl->defer_key[w] ? q : w;
+        const uint32_t i = pl->defer_a[w], j = pl->defer_b[w];
+        const double key = pl->defer_key[w] + kref, best = prox_ctx_best(c);
+        pl->defer_n--;
+        pl->defer_a[w] = pl->defer_a[pl->defer_n], pl->defer_b[w] = pl->defer_b[pl->defer_n];
+        pl->defer_key[w] = pl->defer_key[pl->defer_n];
+        if (!(best > 0) || !(key < IST_DEFER_BELOW * best * (1.0 - p->query->rel_err)))
+            return;
+        refine_best rb = refine_start(INFINITY, UINT32_MAX, UINT32_MAX, best);
+        leaf_chains(p, i, j, sphere_centre(A, i, NULL), sphere_centre(B, j, &p->b_in_a), 0, 1, &rb);
+        prox_ctx_count(c, 0, rb.tests);
+        if (rb.d < best) {
+            /* reported with the traversal's leaf pair where there is one:
+             * it seeds the next coherent query, whose places it decides
+             * (reported as (i, j), armadillo's seed-7 path, --fast: poses
+             * 374-377 0 -> 0.34-1.28% over FCL's exact distance, the
+             * cache's leaf pair changed at pose 369 with the same answer;
+             * see also finish_distance on the search's new pair) */
+            double v;
+            uint32_t la, lb;
+            if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0)
+                la = i, lb = j;
+            pl->ta = rb.ta, pl->tb = rb.tb, pl->has_tris = 1;
+            prox_ctx_offer_distance(c, p, rb.d, rb.pa, rb.pb, la, lb);
+        }
+    }
 }
 
 /* Settle leaf pair (i, j), whose outer balls come `key` close: overlapping
@@ -1126,9 +1231,16 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         /* beside a place that reached nothing, from half a voxel lower and,
          * within a voxel of its key, below IST_NOEND_AWAY (see there) */
         const double away = !ended && kk < pl->key[k] + A->voxel_size ? IST_NOEND_AWAY : IST_RESETTLE_AWAY;
-        if (kk >= pl->key[k] - (ended ? 1.0 : IST_NOEND_LOWER) * A->voxel_size && key >= IST_RESETTLE * best &&
-            (key >= away * best || place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j])))
-            return;
+        if (kk >= pl->key[k] - (ended ? 1.0 : IST_NOEND_LOWER) * A->voxel_size && key >= IST_RESETTLE * best) {
+            const int ends_in = place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j]);
+            if (key >= away * best || ends_in) {
+                /* a place that ended elsewhere or nowhere: the pair's
+                 * pieces were not searched (see IST_DEFER_BELOW) */
+                if (!ends_in && key < IST_DEFER_BELOW * best)
+                    defer_pair(pl, i, j, (float)kk);
+                return;
+            }
+        }
     }
     if (past_deadline(p))
         return;
@@ -1162,7 +1274,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * drops pairs that cannot improve), or by twice the best: as many
      * instructions as this chain. Unbounded: +9%. */
     refine_best rb_ = refine_start(INFINITY, UINT32_MAX, UINT32_MAX, best);
-    leaf_chains(p, i, j, ca, cb, fresh, &rb_);
+    leaf_chains(p, i, j, ca, cb, fresh, 0, &rb_);
     prox_ctx_count(c, 0, rb_.tests);
     /* where the chains' own pairs ended (a seen_on_a stop's points, which
      * an earlier chain went on from, are no end: kept as the end they made
@@ -1491,7 +1603,7 @@ static void dive_distance(prox_ctx *c, const prox_pairstate *p)
     rb.pa = prox_v3_madd(ca, u, A->spheres[i].r / len), rb.pb = prox_v3_madd(cb, u, -B->spheres[j].r / len);
     ist_places keep;
     memcpy(&keep, pl, sizeof keep);
-    leaf_chains(p, i, j, ca, cb, 1, &rb);
+    leaf_chains(p, i, j, ca, cb, 1, 0, &rb);
     memcpy(pl, &keep, sizeof keep);
     prox_ctx_count(c, 0, rb.tests);
     if (rb.ta != UINT32_MAX)
@@ -1821,6 +1933,7 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
     const ist_places *pl = p->scratch;
     double v;
     uint32_t la, lb;
+    settle_deferred(c, p);
     if (prox_ctx_pair_best(c, p, &v, &la, &lb) != 0 || v <= 0 || !pl->has_tris)
         return;
     /* precise: the walk keeps its first pair's points as well (the
