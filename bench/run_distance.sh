@@ -71,15 +71,17 @@ done
 # Seed 11 was held out until the chain stop and the search (then
 # --precise, now the default) were tuned on it
 # (2026-11-23), seeds 13 and 17 until their worst poses were traced
-# (2026-11-24: places whose chains reached nothing, IST_NOEND_*), so seed
-# 19, which nothing has been tuned on, is the held-out set now; 11, 13 and
-# 17 stay for comparison.
+# (2026-11-24: places whose chains reached nothing, IST_NOEND_*); seeds
+# 19 and 23 have been tuned on by nothing (19 was measured through the
+# later changes, 23 drawn while the last of them, the deferred pairs of
+# IST_DEFER_BELOW, was traced on the tests' bumpy spheres, and measured
+# only after); 11, 13 and 17 stay for comparison.
 N_HELD=${N_HELD:-1000}
-HELD_SEEDS=${HELD_SEEDS:-11 13 17 19}
+HELD_SEEDS=${HELD_SEEDS:-11 13 17 19 23}
 {
 echo
 echo "IST rel err on held-out poses (gen_poses seeds $HELD_SEEDS; the table above uses seed 7, the poses the IST"
-echo "refinement was tuned on; seed 11 has been tuned on since 2026-11-23, seeds 13 and 17 since 2026-11-24, seed 19 never):"
+echo "refinement was tuned on; seed 11 has been tuned on since 2026-11-23, seeds 13 and 17 since 2026-11-24, seeds 19 and 23 never):"
 echo "median / p90 / p95 / p99 / max, then the poses below FCL's exact distance (must be 0)"
 echo
 printf "| mesh |"; for sd in $HELD_SEEDS; do printf " seed %s random (%s) | seed %s coherent (%s) |" $sd $N_HELD $sd $N_HELD; done; echo

@@ -1210,7 +1210,7 @@ static void test_distance_precise(void)
  * --fast and the same as --precise, bit for bit; and the options' errors.
  * (The trees of the files are not test_distance_precise's: the meshes come
  * back rounded to float. Both modes stop above exact at other poses of
- * these draws: 6.9% at seed 203's 20th; see the README on the inner
+ * these draws: 0.76% at seed 203's 137th; see the README on the inner
  * sphere tree distance's accuracy.) */
 static char prox_bin[1024];
 
