@@ -110,9 +110,9 @@ typedef struct prox_query {
                                Never below the exact distance, never above the answer without
                                it for the same pose and cache state. 1 = on, the default
                                (prox_query_default): without it the answer may stop at a local
-                               minimum near the true one, up to 6.9% above the exact distance
-                               on the bench's held-out poses, against at most 1.3% with it and
-                               0.5% on every set but one (README).
+                               minimum near the true one, up to 4.8% above the exact distance
+                               on the bench's held-out poses, against at most 1.3% with it (one
+                               pose of 50,000 above 0.5%; README).
                                0 = off (prox --fast), for speed: the search costs +2% to +24%
                                instructions on the bench meshes */
 } prox_query;

@@ -69,8 +69,9 @@ typedef struct rt_config {
                                     bundle it started: up to twice this less one in a cycle) */
     uint32_t max_voxels_per_cycle;
     uint32_t ist_spheres;       /* inner spheres a closed mesh gets when loaded (rt_service_load_object, OSC /load,
-                                   hapticd --load and its demo): 1 .. RT_IST_SPHERES_MAX, default RT_IST_SPHERES
-                                   (500); .ist files keep their own */
+                                   hapticd --load and its demo) unless the load gives its own count (the
+                                   ist_spheres argument, OSC /load's count, a scenario object's `spheres N`):
+                                   1 .. RT_IST_SPHERES_MAX, default RT_IST_SPHERES (500); .ist files keep theirs */
     double voxel_budget_us;     /* time the loop spends on voxel updates per cycle at most (default
                                    100; above 0, below the period); the rest wait for the next cycles */
     uint32_t queue_capacity;    /* engine queue (node pairs) */

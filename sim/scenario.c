@@ -120,7 +120,7 @@ static const sim_object *find_object(const sim_scenario *sc, const char *name)
     return NULL;
 }
 
-/* object NAME KIND ARGS... [at x y z [qw qx qy qz]] [bvh] */
+/* object NAME KIND ARGS... [at x y z [qw qx qy qz]] [spheres N | bvh] */
 static int cmd_object(parser *p, char **tok, int n)
 {
     if (n < 3)
@@ -134,16 +134,19 @@ static int cmd_object(parser *p, char **tok, int n)
     o.pose = prox_xform_identity();
     if (name_arg(p, tok[1], o.name))
         return -1;
-    /* trailing options */
+    /* trailing options, in either order (both together are refused below) */
     int end = n;
-    if (end > 3 && !strcmp(tok[end - 1], "bvh"))
-        o.bvh = 1, end--;
-    if (end > 4 && !strcmp(tok[end - 2], "spheres")) {
-        double v;
-        if (whole(p, tok[end - 1], "spheres", 1, RT_IST_SPHERES_MAX, &v))
-            return -1;
-        o.spheres = (uint32_t)v;
-        end -= 2;
+    for (int more = 1; more;) {
+        more = 0;
+        if (end > 3 && !o.bvh && !strcmp(tok[end - 1], "bvh"))
+            o.bvh = 1, end--, more = 1;
+        else if (end > 4 && !o.spheres && !strcmp(tok[end - 2], "spheres")) {
+            double v;
+            if (whole(p, tok[end - 1], "spheres", 1, RT_IST_SPHERES_MAX, &v))
+                return -1;
+            o.spheres = (uint32_t)v;
+            end -= 2, more = 1;
+        }
     }
     for (int i = 3; i < end; i++)
         if (!strcmp(tok[i], "at")) {

@@ -5,18 +5,19 @@
 
 #include "check.h"
 #include "dev_device.h"
+#include "prox.h"
 #include "rt_service.h"
 #include "sim.h"
 
 /* a 2 cm ball over a table (no hand waypoints yet); the press: the hand
  * aims 3 cm below the top */
-#define BALL_OVER_TABLE                                                                                              \
-    "object table box 0.25 0.25 0.02 at 0 0 -0.02\n"                                                                \
-    "object ball sphere 0.02 2\n"                                                                                   \
+#define BALL_SETTINGS                                                                                                \
     "tool ball\n"                                                                                                   \
     "budget_us 200000   # every query completes: the run is deterministic\n"                                      \
     "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
-#define PRESS_SCENE BALL_OVER_TABLE "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.01\n"
+#define BALL_OVER_TABLE "object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\n" BALL_SETTINGS
+#define PRESS_EVENTS "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.01\n"
+#define PRESS_SCENE BALL_OVER_TABLE PRESS_EVENTS
 
 /* a 3 cm box tool 35 mm over a table's top (z = 0) */
 #define BOX_OVER_TABLE "object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject tool box 0.015 0.015 0.015 at 0 0 0.05\ntool tool\n"
@@ -103,6 +104,7 @@ static void test_parse_errors(void)
         {"ist_spheres 100.5\n", "t.sim:1: ist_spheres: 100.5 is not a whole number"},
         {"object a sphere 0.1 spheres 0\n", "t.sim:1: spheres: 0 is outside 1..1e+06"},
         {"object a sphere 0.1 spheres 100 bvh\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
+        {"object a sphere 0.1 bvh spheres 100\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
         {"object v voxels 0.01 4 4 4 spheres 100\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
         {"object f file f.ist spheres 100\n", "t.sim:1: spheres sizes the inner sphere tree built from a mesh"},
         {"rate 5\n", "t.sim:1: rate: 5 is outside 10..20000"},
@@ -191,7 +193,8 @@ static void test_press_deterministic(void)
  * pushes along its centres' line, and under the thin table those lines
  * lean with where its few large spheres lie: measured 10.3% and 3.0%.
  * The same 8000 given to each object (`spheres 8000`) rather than the
- * scene gives the same force, bit for bit. */
+ * scene gives the same force, bit for bit: built-in objects, and a table
+ * loaded from a mesh file (rt_service_load_object's count). */
 static double held_sideways(const char *text, const char *rec)
 {
     sim_report r;
@@ -222,13 +225,28 @@ static void test_ist_spheres_flat_force(void)
     CHECK(coarse > 0 && fine > 0, "held a second: sideways %.4f and %.4f", coarse, fine);
     CHECK(fine < 0.05 && fine < 0.5 * coarse, "ist_spheres 8000: sideways %.4f of the normal force (500 spheres: %.4f)", fine, coarse);
     const double each = held_sideways("object table box 0.25 0.25 0.02 at 0 0 -0.02 spheres 8000\n"
-                                      "object ball sphere 0.02 2 spheres 8000\n"
-                                      "tool ball\n"
-                                      "budget_us 200000\n"
-                                      "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
-                                      "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.01\nduration 2\n",
+                                      "object ball sphere 0.02 2 spheres 8000\n" BALL_SETTINGS PRESS_EVENTS "duration 2\n",
                                       rec);
     CHECK(each == fine, "spheres 8000 on each object: sideways %.17g, ist_spheres 8000: %.17g", each, fine);
+    /* the table from a mesh file */
+    char off[64], text[1024], err[256];
+    snprintf(off, sizeof off, "/tmp/test_sim_%d_t.off", (int)getpid());
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.25, 0.25, 0.02));
+    CHECK(box && prox_mesh_write_off(box, off, err, sizeof err) == 0, "table file: %s", box ? err : "out of memory");
+    prox_mesh_free(box);
+    snprintf(text, sizeof text,
+             "ist_spheres 8000\nobject table file %s at 0 0 -0.02\nobject ball sphere 0.02 2\n" BALL_SETTINGS PRESS_EVENTS
+             "duration 2\n",
+             off);
+    const double file_scene = held_sideways(text, rec);
+    snprintf(text, sizeof text,
+             "object table file %s at 0 0 -0.02 spheres 8000\nobject ball sphere 0.02 2 spheres 8000\n" BALL_SETTINGS PRESS_EVENTS
+             "duration 2\n",
+             off);
+    const double file_each = held_sideways(text, rec);
+    unlink(off);
+    CHECK(file_scene > 0 && file_each == file_scene, "table file, spheres 8000 on each object: sideways %.17g, ist_spheres 8000: %.17g",
+          file_each, file_scene);
     fprintf(stderr, "    held on the flat table, sideways over normal force: %.4f at 500 spheres, %.4f at 8000\n", coarse, fine);
 }
 
