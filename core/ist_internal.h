@@ -65,18 +65,22 @@ typedef struct ist_box {
  * floats as the kernel would compute them (ist_tritree.c, widen_leaf). */
 #define IST_WIDE_LEAF 0x80000000u
 typedef struct ist_wnode {
-    float ax[9][4];           /* lane k's box axes: axis i, component c in ax[3i + c][k] */
-    float lo[3][4], hi[3][4]; /* its extent along axis i; an empty lane: lo = +inf, hi = -inf (never near) */
-    uint32_t child[4];        /* wide node, IST_WIDE_LEAF | leaf block, or IST_EMPTY */
+    _Alignas(16) float ax[9][4]; /* lane k's box axes: axis i, component c in ax[3i + c][k] */
+    float lo[3][4], hi[3][4];    /* its extent along axis i; an empty lane: lo = +inf, hi = -inf (never near) */
+    uint32_t child[4];           /* wide node, IST_WIDE_LEAF | leaf block, or IST_EMPTY */
 } ist_wnode;
 typedef struct ist_wleaf {
-    float a[3][4], b[3][4];                     /* corners a and b */
+    _Alignas(16) float a[3][4], b[3][4];        /* corners a and b */
     float ab[3][4], ac[3][4], bc[3][4], n[3][4]; /* b - a, c - a, c - b, ab x ac */
     float d00[4], d01[4], d11[4], dbc[4];       /* ab . ab, ab . ac, ac . ac, bc . bc */
     float den[4];                               /* d00 d11 - d01^2 (|n|^2) */
     uint32_t solid[4];                          /* all ones where den > 1e-6 d00 d11, else 0 */
     uint32_t first, count;                      /* their range of `order` (leaf order) */
 } ist_wleaf;
+/* Rows on 16 bytes (malloc's alignment on x86-64, alignof(max_align_t)):
+ * the SSE kernels load them aligned, and GCC folds such loads into the
+ * arithmetic (ist_tritree.c, row). A block is 400 bytes, 392 before. */
+_Static_assert(sizeof(ist_wnode) % 16 == 0 && sizeof(ist_wleaf) % 16 == 0, "wide tree rows on 16 bytes");
 typedef struct ist_tritree {
     ist_box *nodes;
     uint32_t *order; /* triangle indices, leaf ranges */

@@ -563,9 +563,9 @@ static inline unsigned wbox_near(const ist_wnode *W, const wcoord p[3], float li
     __m128 s = z;
 #pragma GCC unroll 3
     for (int a = 0; a < 3; a++) {
-        __m128 pa = _mm_add_ps(_mm_add_ps(_mm_mul_ps(px, _mm_loadu_ps(W->ax[3 * a])), _mm_mul_ps(py, _mm_loadu_ps(W->ax[3 * a + 1]))),
-                               _mm_mul_ps(pz, _mm_loadu_ps(W->ax[3 * a + 2])));
-        __m128 d = _mm_max_ps(_mm_max_ps(_mm_sub_ps(_mm_loadu_ps(W->lo[a]), pa), _mm_sub_ps(pa, _mm_loadu_ps(W->hi[a]))), z);
+        __m128 pa = _mm_add_ps(_mm_add_ps(_mm_mul_ps(px, _mm_load_ps(W->ax[3 * a])), _mm_mul_ps(py, _mm_load_ps(W->ax[3 * a + 1]))),
+                               _mm_mul_ps(pz, _mm_load_ps(W->ax[3 * a + 2])));
+        __m128 d = _mm_max_ps(_mm_max_ps(_mm_sub_ps(_mm_load_ps(W->lo[a]), pa), _mm_sub_ps(pa, _mm_load_ps(W->hi[a]))), z);
         s = _mm_add_ps(s, _mm_mul_ps(d, d));
     }
     _mm_storeu_ps(out, s);
@@ -616,7 +616,13 @@ static inline __m128 dot3(__m128 ax, __m128 ay, __m128 az, __m128 bx, __m128 by,
     return _mm_add_ps(_mm_add_ps(_mm_mul_ps(ax, bx), _mm_mul_ps(ay, by)), _mm_mul_ps(az, bz));
 }
 
-static inline __m128 row(const float r[4]) { return _mm_loadu_ps(r); }
+/* a row of a wide node or leaf block (16-byte aligned, ist_internal.h):
+ * aligned loads, which GCC folds into the operation using them (SSE
+ * allows only aligned memory operands); against unaligned loads the same
+ * answers, 0.2-1.1% fewer instructions in the default query (callgrind,
+ * 40 random / 80 coherent bench poses, e.g. armadillo 23.24M -> 23.03M /
+ * 32.00M -> 31.74M, bunny00 35.24M -> 34.87M / 38.34M -> 38.02M) */
+static inline __m128 row(const float r[4]) { return _mm_load_ps(r); }
 
 /* squared distance from p to the segment a + t e, t in [0, 1], given
  * ap = p - a, ap . e and e . e */
@@ -642,7 +648,7 @@ static inline __attribute__((always_inline)) unsigned wleaf_near(const ist_wleaf
     __m128 v = _mm_sub_ps(_mm_mul_ps(d11, d20), _mm_mul_ps(d01, d21));
     __m128 w = _mm_sub_ps(_mm_mul_ps(d00, d21), _mm_mul_ps(d01, d20));
     __m128 u = _mm_sub_ps(_mm_sub_ps(den, v), w);
-    __m128 solid = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(const void *)L->solid));
+    __m128 solid = _mm_castsi128_ps(_mm_load_si128((const __m128i *)(const void *)L->solid));
     __m128 inside = _mm_and_ps(solid, _mm_and_ps(_mm_cmpge_ps(v, z), _mm_and_ps(_mm_cmpge_ps(w, z), _mm_cmpge_ps(u, z))));
     __m128 h = dot3(apx, apy, apz, row(L->n[0]), row(L->n[1]), row(L->n[2]));
     __m128 plane = _mm_div_ps(_mm_mul_ps(h, h), _mm_max_ps(den, _mm_set1_ps(FLT_MIN)));
