@@ -640,19 +640,27 @@ static inline __attribute__((always_inline)) unsigned wleaf_near(const ist_wleaf
 {
     const __m128 z = _mm_setzero_ps();
     const __m128 px = p[0], py = p[1], pz = p[2];
+    /* In the order that keeps the fewest vectors live (GCC at -O2 keeps
+     * the source's order; with p - b and the rows taken up front 16
+     * registers did not hold them: spills and rows loaded twice, about
+     * 177 instructions a block, 165 now): the edges ab and ac while p - a,
+     * ap . ab and ap . ac are at hand, then the plane, then the edge bc
+     * from p - b. The same operations on the same values: the same
+     * distances bit for bit; 0.4-1.5% fewer instructions in the default
+     * query (callgrind, 40 random / 80 coherent bench poses). */
     __m128 apx = _mm_sub_ps(px, row(L->a[0])), apy = _mm_sub_ps(py, row(L->a[1])), apz = _mm_sub_ps(pz, row(L->a[2]));
-    __m128 bpx = _mm_sub_ps(px, row(L->b[0])), bpy = _mm_sub_ps(py, row(L->b[1])), bpz = _mm_sub_ps(pz, row(L->b[2]));
-    __m128 d00 = row(L->d00), d01 = row(L->d01), d11 = row(L->d11), den = row(L->den);
     __m128 d20 = dot3(apx, apy, apz, row(L->ab[0]), row(L->ab[1]), row(L->ab[2]));
     __m128 d21 = dot3(apx, apy, apz, row(L->ac[0]), row(L->ac[1]), row(L->ac[2]));
-    __m128 v = _mm_sub_ps(_mm_mul_ps(d11, d20), _mm_mul_ps(d01, d21));
-    __m128 w = _mm_sub_ps(_mm_mul_ps(d00, d21), _mm_mul_ps(d01, d20));
-    __m128 u = _mm_sub_ps(_mm_sub_ps(den, v), w);
+    __m128 d01 = row(L->d01);
+    __m128 v = _mm_sub_ps(_mm_mul_ps(row(L->d11), d20), _mm_mul_ps(d01, d21));
+    __m128 w = _mm_sub_ps(_mm_mul_ps(row(L->d00), d21), _mm_mul_ps(d01, d20));
+    __m128 u = _mm_sub_ps(_mm_sub_ps(row(L->den), v), w);
     __m128 solid = _mm_castsi128_ps(_mm_load_si128((const __m128i *)(const void *)L->solid));
     __m128 inside = _mm_and_ps(solid, _mm_and_ps(_mm_cmpge_ps(v, z), _mm_and_ps(_mm_cmpge_ps(w, z), _mm_cmpge_ps(u, z))));
+    __m128 e = _mm_min_ps(seg_d2(apx, apy, apz, L->ab, d20, row(L->d00)), seg_d2(apx, apy, apz, L->ac, d21, row(L->d11)));
     __m128 h = dot3(apx, apy, apz, row(L->n[0]), row(L->n[1]), row(L->n[2]));
-    __m128 plane = _mm_div_ps(_mm_mul_ps(h, h), _mm_max_ps(den, _mm_set1_ps(FLT_MIN)));
-    __m128 e = _mm_min_ps(seg_d2(apx, apy, apz, L->ab, d20, d00), seg_d2(apx, apy, apz, L->ac, d21, d11));
+    __m128 plane = _mm_div_ps(_mm_mul_ps(h, h), _mm_max_ps(row(L->den), _mm_set1_ps(FLT_MIN)));
+    __m128 bpx = _mm_sub_ps(px, row(L->b[0])), bpy = _mm_sub_ps(py, row(L->b[1])), bpz = _mm_sub_ps(pz, row(L->b[2]));
     __m128 bpbc = dot3(bpx, bpy, bpz, row(L->bc[0]), row(L->bc[1]), row(L->bc[2]));
     e = _mm_min_ps(e, seg_d2(bpx, bpy, bpz, L->bc, bpbc, row(L->dbc)));
     __m128 d2 = _mm_or_ps(_mm_and_ps(inside, _mm_min_ps(plane, e)), _mm_andnot_ps(inside, e));
