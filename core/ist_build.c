@@ -180,6 +180,15 @@ int ist_derive(prox_ist *t)
     /* adjacency and the triangle box tree come with version 2 files */
     if ((!t->adj && derive_adjacency(t) != 0) || (!t->tritree.nodes && ist_tritree_build(t) != 0) || ist_tritree_widen(&t->tritree) != 0 || (!t->lbr && derive_spheres(t) != 0))
         return -1;
+    /* which triangles point_triangle_dist2 takes by their edges, once:
+     * ist_point_tri_dist tests them, the query's most frequent exact test,
+     * against a bit instead of a cross product and three squared lengths */
+    free(t->tri_flat);
+    t->tri_flat = calloc(t->tri_count / 8 + 1, 1);
+    if (!t->tri_flat)
+        return -1;
+    for (uint32_t i = 0; i < t->tri_count; i++)
+        t->tri_flat[i >> 3] |= (uint8_t)(point_triangle_flat(t->verts[t->tris[i][0]], t->verts[t->tris[i][1]], t->verts[t->tris[i][2]]) << (i & 7));
     free(t->nsph);
     free(t->nvol);
     free(t->nleaves);
@@ -250,6 +259,7 @@ void prox_ist_free(prox_ist *t)
     free(t->nvol);
     free(t->nleaves);
     free(t->adj);
+    free(t->tri_flat);
     free(t->dr);
     free(t->ncen);
     free(t->cball);
@@ -1683,6 +1693,6 @@ void prox_ist_get_stats(const prox_ist *t, prox_ist_stats *o)
                       s * (sizeof(ist_sphere) + sizeof(float[4]) + 2 * sizeof(float)) + sizeof(prox_vec3) * t->vert_count +
                       t->tri_count * (2 * sizeof(uint32_t[3]) + sizeof(uint32_t) + sizeof(float[9])) +
                       b * (sizeof(ist_box) + sizeof(float[15])) + sizeof(ist_wnode) * t->tritree.wide_count +
-                      sizeof(ist_wleaf) * t->tritree.wleaf_count;
+                      sizeof(ist_wleaf) * t->tritree.wleaf_count + (t->tri_count / 8 + 1);
     o->build_seconds = t->build_seconds;
 }

@@ -10,6 +10,7 @@
 #ifndef PROX_IST_QUERY_H
 #define PROX_IST_QUERY_H
 
+#include <stddef.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -70,14 +71,25 @@ typedef struct lanes {
 static inline void lanes_move(const ist_fx *f, lanes *L)
 {
 #if defined(__SSE2__)
-    /* the scalar loop's sums, term by term in the same order */
+    /* the scalar loop's sums, term by term in the same order. f's numbers
+     * broadcast by pshufd from rows loaded once (r[0..3], r[4..7], and t
+     * with the margin after it: a broadcast from memory takes two
+     * instructions); the same lanes bit for bit, 0.3-0.9% fewer
+     * instructions in the default distance query (callgrind, 40 random /
+     * 80 coherent bench poses) */
     const __m128 x = _mm_loadu_ps(L->x), y = _mm_loadu_ps(L->y), z = _mm_loadu_ps(L->z);
-    for (int i = 0; i < 3; i++) {
-        __m128 s = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(f->r[3 * i]), x), _mm_mul_ps(_mm_set1_ps(f->r[3 * i + 1]), y));
-        s = _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(_mm_set1_ps(f->r[3 * i + 2]), z)), _mm_set1_ps(f->t[i]));
-        _mm_storeu_ps(i == 0 ? L->x : i == 1 ? L->y : L->z, s);
-    }
-    _mm_storeu_ps(L->r, _mm_add_ps(_mm_loadu_ps(L->r), _mm_set1_ps(f->margin)));
+    _Static_assert(offsetof(ist_fx, margin) == offsetof(ist_fx, t) + 3 * sizeof(float), "t and margin one row");
+    const __m128i r0 = _mm_castps_si128(_mm_loadu_ps(f->r)), r1 = _mm_castps_si128(_mm_loadu_ps(f->r + 4));
+    const __m128i tm = _mm_castps_si128(_mm_loadu_ps(f->t)); /* t[0], t[1], t[2], margin */
+#define FX_LANE(v, i) _mm_castsi128_ps(_mm_shuffle_epi32((v), (i) * 0x55))
+    __m128 s = _mm_add_ps(_mm_mul_ps(FX_LANE(r0, 0), x), _mm_mul_ps(FX_LANE(r0, 1), y));
+    _mm_storeu_ps(L->x, _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(FX_LANE(r0, 2), z)), FX_LANE(tm, 0)));
+    s = _mm_add_ps(_mm_mul_ps(FX_LANE(r0, 3), x), _mm_mul_ps(FX_LANE(r1, 0), y));
+    _mm_storeu_ps(L->y, _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(FX_LANE(r1, 1), z)), FX_LANE(tm, 1)));
+    s = _mm_add_ps(_mm_mul_ps(FX_LANE(r1, 2), x), _mm_mul_ps(FX_LANE(r1, 3), y));
+    _mm_storeu_ps(L->z, _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(_mm_set1_ps(f->r[8]), z)), FX_LANE(tm, 2)));
+    _mm_storeu_ps(L->r, _mm_add_ps(_mm_loadu_ps(L->r), FX_LANE(tm, 3)));
+#undef FX_LANE
 #else
     for (int j = 0; j < 4; j++) {
         float x = L->x[j], y = L->y[j], z = L->z[j];

@@ -289,11 +289,16 @@ static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double
         }
     }
     /* vertex-face pairs; a vertex whose distance to the other's plane is
-     * already no better than the best cannot be closer to the face */
+     * already no better than the best cannot be closer to the face. The
+     * face's flatness is degP / degQ: point_triangle_flat's expression on
+     * the same numbers (its ab x ac is nP, its |ac|^2 lP[2], the squares of
+     * the negated edge), so point_triangle_dist2's own test is skipped, the
+     * same answers bit for bit (callgrind, default query, 40 random / 80
+     * coherent bench poses: 0.4-1.4% fewer instructions) */
     for (int i = 0; i < 3; i++) {
         double d;
         if (degQ || sP[i] * sP[i] < best * nQ2) {
-            d = point_triangle_dist2(P[i], Q[0], Q[1], Q[2], &c2);
+            d = degQ ? prox_point_triangle_dist2_edges(P[i], Q[0], Q[1], Q[2], &c2) : point_triangle_dist2_solid(P[i], Q[0], Q[1], Q[2], &c2);
             if (d < best) {
                 best = d;
                 bp = P[i];
@@ -301,7 +306,7 @@ static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double
             }
         }
         if (degP || sQ[i] * sQ[i] < best * nP2) {
-            d = point_triangle_dist2(Q[i], P[0], P[1], P[2], &c1);
+            d = degP ? prox_point_triangle_dist2_edges(Q[i], P[0], P[1], P[2], &c1) : point_triangle_dist2_solid(Q[i], P[0], P[1], P[2], &c1);
             if (d < best) {
                 best = d;
                 bp = c1;

@@ -12,17 +12,21 @@
 /* the closest point of the three edges of (a, b, c) to p; the squared distance */
 double prox_point_triangle_dist2_edges(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest);
 
-/* closest point on triangle (a, b, c) to p (into *closest unless NULL);
- * returns the squared distance */
-static inline double point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
+/* (a, b, c) has (next to) no area: point_triangle_dist2 takes its edges */
+static inline int point_triangle_flat(prox_vec3 a, prox_vec3 b, prox_vec3 c)
+{
+    prox_vec3 ab = prox_v3_sub(b, a), ac = prox_v3_sub(c, a);
+    double n2 = prox_v3_len2(prox_v3_cross(ab, ac));
+    double scale = prox_v3_len2(ab) + prox_v3_len2(ac);
+    return !(n2 > 1e-24 * scale * scale);
+}
+
+/* point_triangle_dist2 of a triangle known not to be flat
+ * (point_triangle_flat 0) */
+static inline double point_triangle_dist2_solid(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
 {
     prox_vec3 ab = prox_v3_sub(b, a), ac = prox_v3_sub(c, a), ap = prox_v3_sub(p, a);
-    prox_vec3 n = prox_v3_cross(ab, ac);
-    double n2 = prox_v3_len2(n);
-    double scale = prox_v3_len2(ab) + prox_v3_len2(ac);
     prox_vec3 q;
-    if (!(n2 > 1e-24 * scale * scale))
-        return prox_point_triangle_dist2_edges(p, a, b, c, closest);
     double d1 = prox_v3_dot(ab, ap), d2 = prox_v3_dot(ac, ap);
     if (d1 <= 0 && d2 <= 0) {
         q = a;
@@ -64,6 +68,15 @@ done:
     if (closest)
         *closest = q;
     return prox_v3_len2(prox_v3_sub(p, q));
+}
+
+/* closest point on triangle (a, b, c) to p (into *closest unless NULL);
+ * returns the squared distance */
+static inline double point_triangle_dist2(prox_vec3 p, prox_vec3 a, prox_vec3 b, prox_vec3 c, prox_vec3 *closest)
+{
+    if (point_triangle_flat(a, b, c))
+        return prox_point_triangle_dist2_edges(p, a, b, c, closest);
+    return point_triangle_dist2_solid(p, a, b, c, closest);
 }
 
 #endif
