@@ -750,17 +750,15 @@ static inline unsigned outer_keys(const lanes *a, const lanes *b, float best, fl
     const __m128i az = _mm_castps_si128(_mm_loadu_ps(a->z)), ar = _mm_castps_si128(_mm_loadu_ps(a->r));
     /* (the lane written out four times: pshufd takes an immediate, which
      * a loop index is not at -O1, the sanitizer builds) */
-#define LANE_OF(v, i) _mm_castsi128_ps(_mm_shuffle_epi32((v), (i) * 0x55))
 #define OUTER_ROW(i)                                                                                                  \
     if (a->valid >> (i) & 1)                                                                                          \
-    hit |= outer_row(bx, by, bz, br, lim, LANE_OF(ax, i), LANE_OF(ay, i), LANE_OF(az, i), LANE_OF(ar, i), key + 4 * (i)) \
+    hit |= outer_row(bx, by, bz, br, lim, FX_LANE(ax, i), FX_LANE(ay, i), FX_LANE(az, i), FX_LANE(ar, i), key + 4 * (i)) \
            << (4 * (i))
     OUTER_ROW(0);
     OUTER_ROW(1);
     OUTER_ROW(2);
     OUTER_ROW(3);
 #undef OUTER_ROW
-#undef LANE_OF
 #else
     for (int i = 0; i < 4; i++) {
         if (!(a->valid >> i & 1))
@@ -906,7 +904,7 @@ static inline int place_ended(const ist_places *pl, int k) { return pl->end[k][0
  * pose 237 (2.7%; (34, 9), 0.63 of the best, 0.4 voxel above (358, 9)'s
  * key); its pose 356 (1.2%) alike. Measured (errors against FCL's exact
  * distance, every pose of seeds 7, 11, 13, 17, random and path, five
- * meshes, default and precise): no pose higher; default seed-17 random
+ * meshes, then-default (the fast mode) and precise): no pose higher; fast seed-17 random
  * max elephant 1.37% -> 0.73%, armadillo p99 0.02% -> 0 (max 3.6%, pose
  * 284, beside a place that ended: unchanged), seed-13 armadillo random
  * pose 941 0.11% -> 0; precise seed-17 random max elephant 1.37% -> 0,
@@ -1110,6 +1108,16 @@ static void defer_pair(ist_places *pl, uint32_t i, uint32_t j, float kk)
     pl->defer_a[w] = i, pl->defer_b[w] = j, pl->defer_key[w] = kk;
 }
 
+/* Whether a leaf pair's chains found a distance below best: a seen_on_a
+ * stop's distance (below rb->ed) only where it is lower beyond rounding:
+ * at a tie (the same vertex of A from another triangle of its fan) it
+ * changed the pair the final walk starts from, and bunny00's random bench
+ * p99 went 0 -> 0.30% */
+static inline int chains_improve(const refine_best *rb, double best)
+{
+    return rb->d < best * (rb->d < rb->ed ? 1 - 1e-6 : 1);
+}
+
 /* Settle the deferred leaf pairs (see IST_DEFER_BELOW), lowest key first,
  * while their keys stay below IST_DEFER_BELOW times the best. */
 static void settle_deferred(prox_ctx *c, const prox_pairstate *p)
@@ -1131,6 +1139,10 @@ static void settle_deferred(prox_ctx *c, const prox_pairstate *p)
         refine_best rb = refine_start(INFINITY, UINT32_MAX, UINT32_MAX, best);
         leaf_chains(p, i, j, sphere_centre(A, i, NULL), sphere_centre(B, j, &p->b_in_a), 0, 1, &rb);
         prox_ctx_count(c, 0, rb.tests);
+        /* any lower distance, ties at a seen_on_a stop included (with
+         * settle_leaf's rule, chains_improve, 78 of the 80 seed-7/11/13/17/
+         * 19 sets changed at a few poses each, no default maximum moved, and
+         * --fast's elephant seed-7 path max went 0 -> 0.012%) */
         if (rb.d < best) {
             /* reported with the traversal's leaf pair where there is one:
              * it seeds the next coherent query, whose places it decides
@@ -1261,7 +1273,11 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
             if (key >= away * best || ends_in) {
                 /* a place that ended elsewhere or nowhere: the pair's
                  * pieces were not searched (see IST_DEFER_BELOW) */
-                if (!ends_in && key < IST_DEFER_BELOW * best)
+                /* not the place's own pair (the seed's, popped again):
+                 * its chains were its own; deferring it too changed 18 of
+                 * the 80 seed-7/11/13/17/19 sets at a few poses, no
+                 * maximum in either mode, -0.7% to +0.1% instructions */
+                if (!ends_in && key < IST_DEFER_BELOW * best && !(i == pl->a[k] && j == pl->b[k]))
                     defer_pair(pl, i, j, (float)kk);
                 return;
             }
@@ -1309,11 +1325,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
     const prox_vec3 e_a = ended ? rb_.ea : prox_v3(1e30, 1e30, 1e30), e_b = ended ? rb_.eb : e_a;
     pl->end[k][0] = (float)e_a.x, pl->end[k][1] = (float)e_a.y, pl->end[k][2] = (float)e_a.z;
     pl->end[k][3] = (float)e_b.x, pl->end[k][4] = (float)e_b.y, pl->end[k][5] = (float)e_b.z;
-    /* a seen_on_a stop's distance only where it is lower beyond rounding:
-     * at a tie (the same vertex of A from another triangle of its fan) it
-     * changed the pair the final walk starts from, and bunny00's random
-     * bench p99 went 0 -> 0.30% */
-    if (rb_.d < best * (rb_.d < rb_.ed ? 1 - 1e-6 : 1)) { /* below ed: a seen_on_a stop's */
+    if (chains_improve(&rb_, best)) {
         pl->ta = rb_.ta, pl->tb = rb_.tb, pl->has_tris = 1;
         prox_ctx_offer_distance(c, p, rb_.d, rb_.pa, rb_.pb, i, j);
     }
@@ -1749,7 +1761,7 @@ typedef struct near_tri {
  * random max 0.80% -> 0.066%, seed-13 armadillo path max 4.5% -> 0.97%
  * (its poses 321-323, 2.5-4.5% -> 0); callgrind, 40 random / 80 coherent
  * bench poses, --precise: bunny00 +1.2% / +1.3%, armadillo +1.3% / +2.5%,
- * knot1, fandisk, elephant under 0.1%; the default query unchanged. 96:
+ * knot1, fandisk, elephant under 0.1%; the fast mode unchanged. 96:
  * the same maxima (armadillo seed-13 path pose 320 0.56% -> 0 too) at
  * bunny00 +3.1% / +2.5%, armadillo +3.1% / +5.6%. */
 #define IST_NEAR_CAP 64
@@ -1969,12 +1981,13 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
      * -> 0.25%, bench random 0.23% -> 0, path 0.44% -> 0, held-out path
      * 0.17% -> 0; bunny00 held-out random 0.72% -> 0.22%, bench random
      * 0.43% -> 0, held-out path 0.11% -> 0; elephant held-out random
-     * 0.007% -> 0; no answer above the default one or below the exact one.
-     * Callgrind, 40 random / 80 coherent bench poses, against the default:
-     * armadillo +21% / +33% instructions, bunny00 +12% / +25%, knot1 +3% /
-     * +5%, elephant +8% / +12%, fandisk +5% / +7% (the default's answers
-     * are unchanged, its instructions within 0.1%: the search runs only
-     * when asked).
+     * 0.007% -> 0; no answer above the fast mode's (--fast, the default
+     * until 2026-11-24) or below the exact one.
+     * Callgrind, 40 random / 80 coherent bench poses, against the fast
+     * mode: armadillo +21% / +33% instructions, bunny00 +12% / +25%, knot1
+     * +3% / +5%, elephant +8% / +12%, fandisk +5% / +7% (the fast mode's
+     * answers are unchanged, its instructions within 0.1%: it skips the
+     * search).
      * Measured and not kept (same callgrind sets):
      * - the candidates as the 48 triangles nearest pb and pa in the box
      *   tree, whatever their reach (the first port, exp-local bad2483):

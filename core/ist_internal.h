@@ -13,6 +13,7 @@
 #define PROX_IST_INTERNAL_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "prox_ist.h"
 #include "triangle_internal.h"
@@ -81,6 +82,8 @@ typedef struct ist_wleaf {
  * the SSE kernels load them aligned, and GCC folds such loads into the
  * arithmetic (ist_tritree.c, row). A block is 400 bytes, 392 before. */
 _Static_assert(sizeof(ist_wnode) % 16 == 0 && sizeof(ist_wleaf) % 16 == 0, "wide tree rows on 16 bytes");
+_Static_assert(_Alignof(max_align_t) >= _Alignof(ist_wleaf) && _Alignof(max_align_t) >= _Alignof(ist_wnode),
+               "malloc and realloc return blocks aligned for the wide tree's rows");
 typedef struct ist_tritree {
     ist_box *nodes;
     uint32_t *order; /* triangle indices, leaf ranges */

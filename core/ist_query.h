@@ -14,6 +14,8 @@
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+/* lane i of the four floats in v, in every lane (pshufd) */
+#define FX_LANE(v, i) _mm_castsi128_ps(_mm_shuffle_epi32((v), (i) * 0x55))
 #endif
 
 #include "handlers.h"
@@ -35,7 +37,7 @@ typedef struct ist_fx {
     float far_margin;  /* distance: > 0 where B is far from A (IST_FAR), keys in doubles grown by this; 0 else */
     double rec_margin; /* ... of the pairs within this distance */
 } ist_fx;
-#define IST_FX_OFFSET 1968 /* after ist_distance.c's places and projection memo */
+#define IST_FX_OFFSET 1968 /* after ist_distance.c's places, projection memo and deferred pairs */
 _Static_assert(IST_FX_OFFSET + sizeof(ist_fx) <= PROX_PAIR_SCRATCH, "scratch layout");
 _Static_assert(IST_FX_OFFSET % _Alignof(ist_fx) == 0, "the float frame aligned in the scratch");
 
@@ -80,8 +82,7 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
     const __m128 x = _mm_loadu_ps(L->x), y = _mm_loadu_ps(L->y), z = _mm_loadu_ps(L->z);
     _Static_assert(offsetof(ist_fx, margin) == offsetof(ist_fx, t) + 3 * sizeof(float), "t and margin one row");
     const __m128i r0 = _mm_castps_si128(_mm_loadu_ps(f->r)), r1 = _mm_castps_si128(_mm_loadu_ps(f->r + 4));
-    const __m128i tm = _mm_castps_si128(_mm_loadu_ps(f->t)); /* t[0], t[1], t[2], margin */
-#define FX_LANE(v, i) _mm_castsi128_ps(_mm_shuffle_epi32((v), (i) * 0x55))
+    const __m128i tm = _mm_castps_si128(_mm_loadu_ps((const float *)((const char *)f + offsetof(ist_fx, t)))); /* t[0..2], margin */
     __m128 s = _mm_add_ps(_mm_mul_ps(FX_LANE(r0, 0), x), _mm_mul_ps(FX_LANE(r0, 1), y));
     _mm_storeu_ps(L->x, _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(FX_LANE(r0, 2), z)), FX_LANE(tm, 0)));
     s = _mm_add_ps(_mm_mul_ps(FX_LANE(r0, 3), x), _mm_mul_ps(FX_LANE(r1, 0), y));
@@ -89,7 +90,6 @@ static inline void lanes_move(const ist_fx *f, lanes *L)
     s = _mm_add_ps(_mm_mul_ps(FX_LANE(r1, 2), x), _mm_mul_ps(FX_LANE(r1, 3), y));
     _mm_storeu_ps(L->z, _mm_add_ps(_mm_add_ps(s, _mm_mul_ps(_mm_set1_ps(f->r[8]), z)), FX_LANE(tm, 2)));
     _mm_storeu_ps(L->r, _mm_add_ps(_mm_loadu_ps(L->r), FX_LANE(tm, 3)));
-#undef FX_LANE
 #else
     for (int j = 0; j < 4; j++) {
         float x = L->x[j], y = L->y[j], z = L->z[j];

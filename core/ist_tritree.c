@@ -707,6 +707,15 @@ static inline __attribute__((always_inline)) unsigned wleaf_near(const ist_wleaf
 }
 #endif
 
+#if defined(__SSE2__)
+/* the largest of v's four lanes, in every lane */
+static inline __m128 hmax4(__m128 m)
+{
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+}
+#endif
+
 /* the first of the largest of ist_tritree_closest's eight candidate
  * distances (all finite, none -0) */
 static inline uint32_t cand_farthest(const float c[8])
@@ -714,8 +723,7 @@ static inline uint32_t cand_farthest(const float c[8])
 #if defined(__SSE2__)
     const __m128 lo = _mm_load_ps(c), hi = _mm_load_ps(c + 4);
     __m128 m = _mm_max_ps(lo, hi);
-    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = hmax4(m);
     const unsigned eq = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(lo, m)) | (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(hi, m)) << 4;
     return (uint32_t)__builtin_ctz(eq);
 #else
@@ -965,9 +973,7 @@ static inline uint32_t reach_farthest(const float *dist, uint32_t cap, uint32_t 
         __m128 m = _mm_loadu_ps(dist);
         for (q = 4; q + 4 <= cap; q += 4)
             m = _mm_max_ps(m, _mm_loadu_ps(dist + q));
-        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-        most = _mm_cvtss_f32(m);
+        most = _mm_cvtss_f32(hmax4(m));
     }
 #endif
     for (; q < cap; q++)

@@ -114,7 +114,8 @@ typedef struct prox_query {
                                on the bench's held-out poses, against at most 1.3% with it (one
                                pose of 50,000 above 0.5%; README).
                                0 = off (prox --fast), for speed: the search costs +2% to +24%
-                               instructions on the bench meshes */
+                               instructions on the bench meshes. As with use_cache, 0 is not
+                               the default: start from prox_query_default */
 } prox_query;
 
 /* The traversal's order. Best first takes the pair with the smallest key
