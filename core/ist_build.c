@@ -184,7 +184,7 @@ int ist_derive(prox_ist *t)
      * ist_point_tri_dist tests them, the query's most frequent exact test,
      * against a bit instead of a cross product and three squared lengths */
     free(t->tri_flat);
-    t->tri_flat = calloc(t->tri_count / 8 + 1, 1);
+    t->tri_flat = calloc(IST_TRI_FLAT_BYTES(t->tri_count), 1);
     if (!t->tri_flat)
         return -1;
     for (uint32_t i = 0; i < t->tri_count; i++)
@@ -1693,6 +1693,6 @@ void prox_ist_get_stats(const prox_ist *t, prox_ist_stats *o)
                       s * (sizeof(ist_sphere) + sizeof(float[4]) + 2 * sizeof(float)) + sizeof(prox_vec3) * t->vert_count +
                       t->tri_count * (2 * sizeof(uint32_t[3]) + sizeof(uint32_t) + sizeof(float[9])) +
                       b * (sizeof(ist_box) + sizeof(float[15])) + sizeof(ist_wnode) * t->tritree.wide_count +
-                      sizeof(ist_wleaf) * t->tritree.wleaf_count + (t->tri_count / 8 + 1);
+                      sizeof(ist_wleaf) * t->tritree.wleaf_count + IST_TRI_FLAT_BYTES(t->tri_count);
     o->build_seconds = t->build_seconds;
 }

@@ -482,8 +482,10 @@ _Static_assert(sizeof(ist_places) <= IST_FX_OFFSET, "settled places sit before t
  * 27.8, fandisk 16.4 -> 16.9 / 13.8 -> 14.4, elephant 14.0 -> 14.3 / 35.9
  * -> 39.0. */
 
-/* how a chain stopped (project_chain) */
-enum { IST_CHAIN_ENDED, IST_CHAIN_AT_SEEN, IST_CHAIN_AT_SEEN_A };
+/* how a chain stopped (project_chain): on its own, or at a pair an
+ * earlier chain went on from (the same to its callers), or at such a
+ * triangle of A */
+enum { IST_CHAIN_ENDED, IST_CHAIN_AT_SEEN_A };
 
 /* how many recorded pairs are kept */
 static inline uint32_t seen_kept(const ist_places *pl) { return pl->seen_n < IST_SEEN ? pl->seen_n : IST_SEEN; }
@@ -680,7 +682,7 @@ static int project_chain(const prox_pairstate *p, prox_vec3 x, int x_on_b, uint3
             rb->ed = d, rb->ea = pa, rb->eb = pb;
         const int closer = d < last * (1 - 1e-9);
         if (it < IST_ROUNDS - 1 && closer && chain_seen(pl, ta, tb, it, pa))
-            return IST_CHAIN_AT_SEEN;
+            return IST_CHAIN_ENDED; /* at a pair an earlier chain went on from */
         if (!closer || d > fmax((it ? 1.0 : IST_CHAIN_ABOVE) * above, above + slack))
             break;
         last = d;
@@ -1108,6 +1110,14 @@ static void defer_pair(ist_places *pl, uint32_t i, uint32_t j, float kk)
     pl->defer_a[w] = i, pl->defer_b[w] = j, pl->defer_key[w] = kk;
 }
 
+/* what the places' and deferred pairs' float keys leave out: |t| where B
+ * is far (a float key of 1e6 rounds by 0.03, some voxels: every pair
+ * beside a place was settled again, 7x the projections of |t| = 1e4) */
+static inline double place_key_ref(const prox_pairstate *p)
+{
+    return pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+}
+
 /* Whether a leaf pair's chains found a distance below best: a seen_on_a
  * stop's distance (below rb->ed) only where it is lower beyond rounding:
  * at a tie (the same vertex of A from another triangle of its fan) it
@@ -1124,7 +1134,7 @@ static void settle_deferred(prox_ctx *c, const prox_pairstate *p)
 {
     ist_places *pl = p->scratch;
     const prox_ist *A = p->a->impl, *B = p->b->impl;
-    const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    const double kref = place_key_ref(p);
     while (pl->defer_n && !past_deadline(p)) {
         uint32_t w = 0;
         for (uint32_t q = 1; q < pl->defer_n; q++)
@@ -1258,29 +1268,27 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
      * shape. See IST_RESETTLE for what it measured. So is one whose key is
      * below IST_RESETTLE_AWAY times the best where the place's chains
      * ended outside the pair's own pieces (see there). */
-    /* keys kept in floats, less |t| where B is far (a float key of 1e6
-     * rounds by 0.03, some voxels: every pair beside a place was settled
-     * again, 7x the projections of |t| = 1e4) */
-    const double kref = pair_fx(p)->far_margin > 0 ? prox_v3_len(p->b_in_a.t) : 0.0;
+    const double kk = key - place_key_ref(p); /* keys kept in floats (place_key_ref) */
     if (k >= 0) {
         const int ended = place_ended(pl, k);
-        const double kk = key - kref;
         /* beside a place that reached nothing, from half a voxel lower and,
          * within a voxel of its key, below IST_NOEND_AWAY (see there) */
         const double away = !ended && kk < pl->key[k] + A->voxel_size ? IST_NOEND_AWAY : IST_RESETTLE_AWAY;
         if (kk >= pl->key[k] - (ended ? 1.0 : IST_NOEND_LOWER) * A->voxel_size && key >= IST_RESETTLE * best) {
-            const int ends_in = place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j]);
-            if (key >= away * best || ends_in) {
-                /* a place that ended elsewhere or nowhere: the pair's
-                 * pieces were not searched (see IST_DEFER_BELOW) */
-                /* not the place's own pair (the seed's, popped again):
-                 * its chains were its own; deferring it too changed 18 of
-                 * the 80 seed-7/11/13/17/19 sets at a few poses, no
-                 * maximum in either mode, -0.7% to +0.1% instructions */
-                if (!ends_in && key < IST_DEFER_BELOW * best && !(i == pl->a[k] && j == pl->b[k]))
+            if (key >= away * best) {
+                /* where the place ended elsewhere or nowhere, the pair's
+                 * pieces were not searched (see IST_DEFER_BELOW); not the
+                 * place's own pair (the seed's, popped again): its chains
+                 * were its own (deferring it too changed 18 of the 80
+                 * seed-7/11/13/17/19 sets at a few poses, no maximum in
+                 * either mode, -0.7% to +0.1% instructions) */
+                if (key < IST_DEFER_BELOW * best && !(i == pl->a[k] && j == pl->b[k]) &&
+                    !place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j]))
                     defer_pair(pl, i, j, (float)kk);
                 return;
             }
+            if (place_ends_in(pl, k, ca, A->orad_leaf[i], cb, B->orad_leaf[j]))
+                return;
         }
     }
     if (past_deadline(p))
@@ -1302,7 +1310,7 @@ static void settle_leaf(prox_ctx *c, const prox_pairstate *p, uint32_t i, uint32
         for (uint32_t q = 1; q < pl->n; q++)
             k = pl->key[q] > pl->key[k] ? (int)q : k;
     }
-    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)(key - kref);
+    pl->a[k] = i, pl->b[k] = j, pl->key[k] = (float)kk;
     /* Measured and not kept: the chain started on A's surface instead (the
      * point of A's attached triangle nearest B's sphere centre), its first
      * projection onto B bounded by the best distance so far (a chain

@@ -239,23 +239,26 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
                            uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut);
 
 /* distance from p to triangle `tri` of t (t's frame), its closest point in
- * *q. Where the tree is derived, a triangle's flatness comes from
- * tri_flat (computed at load by the same expression from the same
- * vertices: the same answers bit for bit); the flat ones, rare, and an
- * underived tree take prox_point_triangle_dist2 out of line (inlined a
+ * *q. A triangle's flatness comes from tri_flat (ist_derive, which every
+ * tree goes through, computes it by the same expression from the same
+ * vertices: the same answers bit for bit); the flat ones, rare, take
+ * prox_point_triangle_dist2_edges out of line (the whole test inlined a
  * second time beside the solid case, the query ran 0.3-0.4% more
  * instructions than before instead of 0.1-1.6% fewer). Callgrind, default
  * query, 40 random / 80 coherent bench poses: armadillo 22.89M -> 22.53M /
  * 31.50M -> 31.07M, bunny00 34.68M -> 34.21M / 37.82M -> 37.42M, knot1
  * 17.85M -> 17.67M / 29.40M -> 29.13M, fandisk 17.05M -> 16.89M / 13.95M
  * -> 13.94M, elephant 14.67M -> 14.47M / 40.69M -> 40.24M. */
+/* tri_flat's size: a bit a triangle */
+#define IST_TRI_FLAT_BYTES(n) ((size_t)(n) / 8 + 1)
+
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)
 {
     const prox_vec3 *v = t->verts;
     const prox_vec3 a = v[t->tris[tri][0]], b = v[t->tris[tri][1]], c = v[t->tris[tri][2]];
-    if (t->tri_flat && !(t->tri_flat[tri >> 3] >> (tri & 7) & 1))
-        return sqrt(point_triangle_dist2_solid(p, a, b, c, q));
-    return sqrt(prox_point_triangle_dist2(p, a, b, c, q));
+    if (t->tri_flat[tri >> 3] >> (tri & 7) & 1)
+        return sqrt(prox_point_triangle_dist2_edges(p, a, b, c, q));
+    return sqrt(point_triangle_dist2_solid(p, a, b, c, q));
 }
 
 /* Fill the derived per-sphere and per-node data (sec radii, lbr, nsph,

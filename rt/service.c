@@ -347,9 +347,6 @@ static prox_vec3 coupling(const rt_service *s, const dev_state *st, double f_lim
     return clamp_len(f, f_lim);
 }
 
-/* One cycle at cycle_start (the loop's clock: CLOCK_MONOTONIC, or the
- * caller's in lockstep); real_start is CLOCK_MONOTONIC at its start (the
- * voxel budget is real time, whatever the loop's clock). */
 /* one queued voxel update, where its object is still the one it was queued
  * for (active, the same generation); a full map counts a drop. RT safe. */
 static void apply_vox(rt_service *s, const rt_vox_msg *vm)
@@ -358,6 +355,10 @@ static void apply_vox(rt_service *s, const rt_vox_msg *vm)
     if (sl->active && sl->gen == vm->gen && rt_object_voxel_apply(sl->tree, &vm->u) != 0)
         atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
 }
+
+/* One cycle at cycle_start (the loop's clock: CLOCK_MONOTONIC, or the
+ * caller's in lockstep); real_start is CLOCK_MONOTONIC at its start (the
+ * voxel budget is real time, whatever the loop's clock). */
 
 static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
@@ -702,6 +703,16 @@ static void release_locked(rt_service *s, uint32_t slot)
     }
 }
 
+/* A command applied by the caller while no loop runs (under ctl_lock),
+ * and the objects it released freed. */
+static void apply_now_locked(rt_service *s, const rt_cmd *c)
+{
+    apply_cmd(s, c);
+    uint32_t slot;
+    while (rt_ring_pop(&s->rel, &slot) == 0)
+        release_locked(s, slot);
+}
+
 static void drain_releases(rt_service *s)
 {
     uint32_t slot;
@@ -934,8 +945,6 @@ int rt_service_start(rt_service *s, char *err, size_t errlen)
     return 0;
 }
 
-static void apply_now_locked(rt_service *s, const rt_cmd *c);
-
 void rt_service_stop(rt_service *s)
 {
     if (!s || !atomic_load(&s->running))
@@ -1008,16 +1017,6 @@ void rt_service_destroy(rt_service *s)
  * caller's rt_service_step (lockstep); before either, updates apply at once */
 static int loop_owns_queues(rt_service *s) { return atomic_load(&s->running) || s->lockstep; }
 
-/* A command applied by the caller while no loop runs (under ctl_lock),
- * and the objects it released freed. */
-static void apply_now_locked(rt_service *s, const rt_cmd *c)
-{
-    apply_cmd(s, c);
-    uint32_t slot;
-    while (rt_ring_pop(&s->rel, &slot) == 0)
-        release_locked(s, slot);
-}
-
 /* Before the loop runs, commands are applied directly (same code). */
 static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t errlen)
 {
@@ -1044,10 +1043,7 @@ static int push_cmd_locked(rt_service *s, const rt_cmd *c, char *err, size_t err
         s->bundle[s->bundle_n++].more = 1;
         return 0;
     }
-    if (rt_ring_push(&s->cmd, c) != 0) {
-        snprintf(err, errlen, "command queue full (%u commands); try again", s->cmd.capacity);
-        return -1;
-    }
+    (void)rt_ring_push(&s->cmd, c); /* room checked above, under the lock every producer holds */
     return 0;
 }
 
@@ -1075,8 +1071,7 @@ int rt_service_bundle_end(rt_service *s, char *err, size_t errlen)
         /* (held only while a loop owns the queues: rt_service_stop applies
          * what a bundle holds when the loop stops) */
         s->bundle[s->bundle_n - 1].more = 0;
-        if (rt_ring_count(&s->cmd) + s->bundle_n > s->cmd.capacity ||
-                   rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
+        if (rt_ring_push_n(&s->cmd, s->bundle, s->bundle_n) != 0) {
             /* cannot happen: the room was kept (push_cmd_locked), and
              * only the loop takes commands out meanwhile */
             snprintf(err, errlen, "command queue full: a bundle of %u commands lost", s->bundle_n);

@@ -405,8 +405,10 @@ static int parse_line(parser *p, char *s)
         return n != 2 ? fail(p, "budget_us wants US") : num_in(p, tok[1], "budget_us", 0, 1e6, &sc->budget_us);
     } else if (!strcmp(c, "ist_spheres")) {
         double v;
-        if (n != 2 || whole(p, tok[1], "ist_spheres", 1, RT_IST_SPHERES_MAX, &v))
-            return n != 2 ? fail(p, "ist_spheres wants N") : -1;
+        if (n != 2)
+            return fail(p, "ist_spheres wants N");
+        if (whole(p, tok[1], "ist_spheres", 1, RT_IST_SPHERES_MAX, &v))
+            return -1;
         sc->ist_spheres = (uint32_t)v;
         return 0;
     } else if (!strcmp(c, "object")) {

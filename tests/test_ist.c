@@ -1065,7 +1065,7 @@ static double brute_mesh_distance(const prox_mesh *a, const prox_mesh *b, prox_x
  * translation and rotation (bumpy_tq) or the transform (bumpy_pose) */
 static void bumpy_tq(unsigned long long *s, prox_vec3 *t, prox_quat *q)
 {
-    *q = prox_quat_normalize(check_rng_quat(s));
+    *q = check_rng_rotation(s);
     prox_vec3 dir = prox_v3_normalize(check_rng_v3(s, -1, 1));
     *t = prox_v3_scale(dir, check_rng_uniform(s, 0.62, 0.75));
 }

@@ -101,7 +101,6 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
     return rt_service_add_object(svc, name, &o, &x, err, 256);
 }
 
-static void free_vm(void *p) { prox_voxmap_free(p); }
 
 static void test_loop_with_sim_device(void)
 {
@@ -126,7 +125,8 @@ static void test_loop_with_sim_device(void)
     /* a voxel map beside the floor, updated while the loop runs */
     prox_voxmap_def vd = {0.01, prox_v3(0.25, -0.05, -0.05), {16, 16, 16}, 4096};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
-    rt_object vo = {prox_voxmap_tree(vm), vm, free_vm, PROX_TREE_VOXEL};
+    rt_object vo;
+    rt_object_from_voxmap(vm, &vo);
     CHECK(rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err) == 0, "voxel map: %s", err);
     watch w;
     memset(&w, 0, sizeof w);
@@ -382,7 +382,8 @@ static void test_voxel_queue(void)
     rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
     CHECK(svc != NULL, "service: %s", err);
     prox_voxmap *vm1 = small_map(err);
-    rt_object o1 = {prox_voxmap_tree(vm1), vm1, free_vm, PROX_TREE_VOXEL};
+    rt_object o1;
+    rt_object_from_voxmap(vm1, &o1);
     CHECK(rt_service_add_object(svc, "map", &o1, NULL, err, sizeof err) == 0, "map: %s", err);
     CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
     rt_voxel_update vu[3000];
@@ -396,7 +397,8 @@ static void test_voxel_queue(void)
     CHECK(rt_service_remove_object(svc, "map", err, sizeof err) == 0, "remove: %s", err);
     sleep_s(0.3); /* the loop lets go of the slot */
     prox_voxmap *vm2 = small_map(err);
-    rt_object o2 = {prox_voxmap_tree(vm2), vm2, free_vm, PROX_TREE_VOXEL};
+    rt_object o2;
+    rt_object_from_voxmap(vm2, &o2);
     CHECK(rt_service_add_object(svc, "map2", &o2, NULL, err, sizeof err) == 0, "map2: %s", err);
     sleep_s(0.5); /* ten cycles: 80 updates would have been drained */
     CHECK(prox_voxmap_count(vm2, PROX_CLASS_ALL) == 0, "the new map in the slot got none of the old one's updates (%u cells)",
@@ -428,7 +430,8 @@ static void test_voxel_queue(void)
     CHECK(svc != NULL, "service: %s", err);
     prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {64, 64, 64}, 8192};
     prox_voxmap *vm3 = prox_voxmap_create(&vd, err, sizeof err);
-    rt_object o3 = {prox_voxmap_tree(vm3), vm3, free_vm, PROX_TREE_VOXEL};
+    rt_object o3;
+    rt_object_from_voxmap(vm3, &o3);
     CHECK(rt_service_add_object(svc, "big", &o3, NULL, err, sizeof err) == 0, "map: %s", err);
     CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
     static rt_voxel_update many[4000];
@@ -880,7 +883,8 @@ static void test_bundle_across_stop(void)
     prox_mesh *m = prox_mesh_make_sphere(0.02, 1);
     CHECK(m && add(svc, "late", m, prox_v3(0, 1, 0), err) == 0, "held add: %s", err);
     prox_voxmap *vm = small_map(err);
-    rt_object vo = {prox_voxmap_tree(vm), vm, free_vm, PROX_TREE_VOXEL};
+    rt_object vo;
+    rt_object_from_voxmap(vm, &vo);
     CHECK(rt_service_add_object(svc, "vmap", &vo, NULL, err, sizeof err) == 0, "held map: %s", err);
     rt_voxel_update u = {1, 1, 1, 1};
     CHECK(rt_service_voxel_update(svc, "vmap", &u, 1, err, sizeof err) == -1 && strstr(err, "bundle still open"),

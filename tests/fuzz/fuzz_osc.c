@@ -23,8 +23,6 @@ static int cli = -1;
 static struct sockaddr_in to;
 static uint64_t t_ns = 1000000;
 
-static void free_map(void *p) { prox_voxmap_free(p); }
-
 static int setup(void)
 {
     char err[512];
@@ -41,7 +39,8 @@ static int setup(void)
     prox_voxmap_def vd = {0.01, prox_v3(0.5, 0, 0), {16, 16, 16}, 8192};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
     if (vm) {
-        rt_object vo = {prox_voxmap_tree(vm), vm, free_map, PROX_TREE_VOXEL};
+        rt_object vo;
+        rt_object_from_voxmap(vm, &vo);
         rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err);
     }
     rt_service_step(svc, t_ns, err, sizeof err); /* from now on commands go through the queues */

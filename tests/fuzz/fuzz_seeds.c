@@ -44,10 +44,10 @@ int main(int argc, char **argv)
     }
     char d[4][512], err[512];
     const char *sub[4] = {"ist", "vox", "osc", "mesh"};
+    if (mkdir(argv[1], 0755) && errno != EEXIST)
+        return 1;
     for (int i = 0; i < 4; i++) {
         snprintf(d[i], sizeof d[i], "%s/%s", argv[1], sub[i]);
-        if (mkdir(argv[1], 0755) && errno != EEXIST)
-            return 1;
         if (mkdir(d[i], 0755) && errno != EEXIST) {
             fprintf(stderr, "fuzz_seeds: %s: %s\n", d[i], strerror(errno));
             return 1;
