@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "  --max-torque NM        torque limit\n"
             "control and output:\n"
             "  --osc-addr A           OSC control address (default 127.0.0.1)\n"
-            "  --osc-port P           OSC control port (default 57130; 0 = any free port)\n"
+            "  --osc-port P           OSC control port (default 57130; 0 = any free port, printed)\n"
             "  --no-osc               no OSC server\n"
             "  --record FILE          record telemetry\n"
             "  --record-dir DIR       let OSC /record/start create new files (bare names) in DIR; without\n"
@@ -395,6 +395,8 @@ int main(int argc, char **argv)
                     rt_osc_port(osc));
         else if (!quiet)
             fprintf(stderr, "hapticd: running at %.0f Hz, driver %s, OSC off; Ctrl-C stops\n", cfg.rate_hz, driver);
+        else if (osc && osc_port == 0) /* a port the system picked: said even when quiet, or no one could reach it */
+            fprintf(stderr, "hapticd: OSC %s:%d\n", osc_addr, rt_osc_port(osc));
         const uint64_t t0 = prox_now_ns();
         double next_line = 1.0;
         while (!interrupted) {

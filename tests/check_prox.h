@@ -80,19 +80,23 @@ static inline void check_write_off(const char *path, const prox_mesh *m)
 /* seconds on the clock the queries' deadlines use (prox_now_ns) */
 static inline double check_now_s(void) { return 1e-9 * (double)prox_now_ns(); }
 
-/* the prox tool of the same build: $PROX_BIN, else ../prox beside the test
- * binary's folder (build/tests/x -> build/prox) */
-static inline void check_find_prox(const char *argv0, char *out, size_t size)
+/* a program of the same build: $env_name (the sanitized runs point it at
+ * theirs), else ../name beside the test binary's folder (build/tests/x ->
+ * build/name) */
+static inline void check_find_tool(const char *argv0, const char *env_name, const char *name, char *out, size_t size)
 {
-    const char *env = getenv("PROX_BIN");
+    const char *env = getenv(env_name);
     if (env) {
         snprintf(out, size, "%s", env);
         return;
     }
     const char *slash = strrchr(argv0, '/');
     int len = slash ? (int)(slash - argv0) : 1;
-    snprintf(out, size, "%.*s/../prox", len, slash ? argv0 : ".");
+    snprintf(out, size, "%.*s/../%s", len, slash ? argv0 : ".", name);
 }
+
+/* the prox tool of the same build ($PROX_BIN) */
+static inline void check_find_prox(const char *argv0, char *out, size_t size) { check_find_tool(argv0, "PROX_BIN", "prox", out, size); }
 
 /* Run a shell command (the tests call the prox tool so); its stdout lines
  * go to out (up to max lines of 255 characters), the last stderr line to

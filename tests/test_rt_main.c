@@ -1,0 +1,536 @@
+/* test_rt_main.c - the hapticd executable as its users run it: its options
+ * and their refusals, the demo scene on the simulated device (make run's
+ * command, shortened), Ctrl-C, OSC control of the running service, meshes
+ * loaded from files under a replayed device, and a scenario's exit status.
+ * The other tests drive the service through its C interface; this one runs
+ * the program of the same build ($HAPTICD_BIN: the sanitized one under
+ * ASan+UBSan, whose leak check then covers the program's exits, and under
+ * TSan). Every run is bounded: a program that does not end is killed and
+ * fails its test. */
+#include <errno.h>
+#include <fcntl.h>
+#include <lo/lo.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "prox.h"
+#include "check_prox.h"
+
+static char hapticd[1024];
+static char dir[] = "/tmp/hapticd-main-XXXXXX";
+
+/* options that keep a test run off the machine's real-time settings: no
+ * SCHED_FIFO, the system's CPU wake-up latency left alone, no OSC server */
+#define QUIET_MACHINE "--priority", "0", "--cpu-latency-us", "-1"
+
+/* the text of a file (at most size - 1 bytes), "" if it cannot be read */
+static void read_text(const char *path, char *buf, size_t size)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+/* hapticd with args (NULL-terminated), stdout and stderr to files in dir;
+ * its pid */
+static pid_t spawn(const char *const *args, const char *tag)
+{
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/%s.out", dir, tag);
+    snprintf(err, sizeof err, "%s/%s.err", dir, tag);
+    const char *argv[64] = {hapticd};
+    int n = 1;
+    while (args[n - 1] && n < 63)
+        argv[n] = args[n - 1], n++;
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fo < 0 || fe < 0)
+            _exit(125);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(hapticd, (char *const *)argv);
+        _exit(126);
+    }
+    return pid;
+}
+
+/* the exit status of pid, or -1 when it did not exit by itself within
+ * timeout_s (then it is killed) or died of a signal */
+static int wait_exit(pid_t pid, double timeout_s)
+{
+    if (pid < 0)
+        return -1;
+    int st;
+    for (double waited = 0; waited < timeout_s; waited += 0.01) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (r < 0)
+            return -1;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+typedef struct run_result {
+    int rc;
+    char out[16384], err[16384];
+} run_result;
+
+/* hapticd with args, to its end (at most timeout_s) */
+static void run(const char *const *args, const char *tag, double timeout_s, run_result *r)
+{
+    r->rc = wait_exit(spawn(args, tag), timeout_s);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.out", dir, tag);
+    read_text(path, r->out, sizeof r->out);
+    snprintf(path, sizeof path, "%s/%s.err", dir, tag);
+    read_text(path, r->err, sizeof r->err);
+}
+
+/* wait until the file at path holds `what` (at most timeout_s); a pointer
+ * to it in buf, or NULL */
+static const char *wait_for_text(const char *path, const char *what, char *buf, size_t size, double timeout_s)
+{
+    for (double waited = 0; waited < timeout_s; waited += 0.02) {
+        read_text(path, buf, size);
+        const char *p = strstr(buf, what);
+        if (p)
+            return p;
+        usleep(20000);
+    }
+    return NULL;
+}
+
+/* a number of the stats JSON (`"key": value`), NaN if absent */
+static double json_number(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* one telemetry line: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz
+ * distance_m penvol_m3 query_us flags */
+typedef struct tel_row {
+    double seq, t, p[3], q[4], f[3], m[3], distance, penvol, query_us, flags;
+} tel_row;
+
+/* the telemetry file's rows (at most max); -1 when a line does not read */
+static int read_telemetry(const char *path, tel_row *rows, int max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    int n = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        tel_row r;
+        if (sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &r.seq, &r.t, &r.p[0],
+                   &r.p[1], &r.p[2], &r.q[0], &r.q[1], &r.q[2], &r.q[3], &r.f[0], &r.f[1], &r.f[2], &r.m[0], &r.m[1], &r.m[2],
+                   &r.distance, &r.penvol, &r.query_us, &r.flags) != 19)
+            bad = 1;
+        else if (n < max)
+            rows[n++] = r;
+    }
+    fclose(f);
+    return bad ? -1 : n;
+}
+
+static double len3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+/* the status a refused command line gets, and a part of its message */
+static void expect_refused(const char *const *args, int want_rc, const char *want_err)
+{
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run(args, "refused", 60, r);
+    char line[256] = "";
+    for (int i = 0; args[i] && strlen(line) < 200; i++)
+        snprintf(line + strlen(line), sizeof line - strlen(line), " %s", args[i]);
+    CHECK(r->rc == want_rc && strstr(r->err, want_err), "hapticd%s: exit %d (want %d), stderr: %s", line, r->rc, want_rc, r->err);
+    CHECK(r->out[0] == 0, "hapticd%s: nothing on stdout, got: %s", line, r->out);
+    free(r);
+}
+
+static void test_help_and_refusals(void)
+{
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--help", NULL}, "help", 60, r);
+    CHECK(r->rc == 0 && r->err[0] == 0, "--help: exit %d, stderr: %s", r->rc, r->err);
+    static const char *const named[] = {"usage: hapticd", "--demo", "--scenario", "--load NAME=PATH", "--driver sim|null|osc|replay:FILE",
+                                        "--budget-us", "--ist-spheres", "--osc-port", "--record-dir", "--stats-json"};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        CHECK(strstr(r->out, named[i]) != NULL, "--help names %s", named[i]);
+    free(r);
+
+    char missing_mesh[300], missing_traj[300], missing_sim[300], mesh_at[320], traj_at[320];
+    snprintf(missing_mesh, sizeof missing_mesh, "%s/missing.off", dir);
+    snprintf(missing_traj, sizeof missing_traj, "%s/missing.txt", dir);
+    snprintf(missing_sim, sizeof missing_sim, "%s/missing.sim", dir);
+    snprintf(mesh_at, sizeof mesh_at, "a=%s", missing_mesh);
+    snprintf(traj_at, sizeof traj_at, "replay:%s", missing_traj);
+    /* usage errors: 2, before anything is built */
+    expect_refused((const char *[]){NULL}, 2, "no scene: give --demo or --load NAME=PATH");
+    expect_refused((const char *[]){"--demo", "--rate", "abc", NULL}, 2, "--rate needs a number, got 'abc'");
+    expect_refused((const char *[]){"--demo", "--duration", "nan", NULL}, 2, "--duration needs a number, got 'nan'");
+    expect_refused((const char *[]){"--demo", "--budget-us", "1e400", NULL}, 2, "--budget-us needs a number");
+    expect_refused((const char *[]){"--demo", "--max-force", "5N", NULL}, 2, "--max-force needs a number, got '5N'");
+    expect_refused((const char *[]){"--demo", "--ist-spheres", "0", NULL}, 2, "--ist-spheres is a whole number from 1 to");
+    expect_refused((const char *[]){"--demo", "--ist-spheres", "2.5", NULL}, 2, "--ist-spheres is a whole number from 1 to");
+    expect_refused((const char *[]){"--demo", "stray", NULL}, 2, "unexpected argument 'stray'");
+    expect_refused((const char *[]){"--demo", "--report-json", "r.json", NULL}, 2, "--report-json goes with --scenario");
+    expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--demo", NULL}, 2, "--scenario sets its own scene");
+    expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--budget-us", "100", NULL}, 2,
+                   "only --record, --report-json and --quiet go with it");
+    expect_refused((const char *[]){"--load", "noequals", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 2,
+                   "--load wants NAME=PATH, got 'noequals'");
+    expect_refused((const char *[]){"--demo", "--pose", "ball=1,2", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 2,
+                   "--pose wants NAME=tx,ty,tz,qw,qx,qy,qz, got 'ball=1,2'");
+    expect_refused((const char *[]){"--demo", "--bogus", NULL}, 2, "-h, --help");
+    /* what cannot be had: 1, with its name */
+    expect_refused((const char *[]){"--demo", "--driver", "nope", NULL}, 1, "unknown driver 'nope' (sim, null, osc, replay:FILE)");
+    expect_refused((const char *[]){"--demo", "--driver", traj_at, NULL}, 1, missing_traj);
+    expect_refused((const char *[]){"--load", mesh_at, QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 1, missing_mesh);
+    expect_refused((const char *[]){"--demo", "--tool", "nosuch", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 1, "nosuch");
+    expect_refused((const char *[]){"--demo", "--pose", "nosuch=0,0,0,1,0,0,0", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 1,
+                   "nosuch");
+    expect_refused((const char *[]){"--scenario", missing_sim, NULL}, 1, missing_sim);
+}
+
+/* make run's command, 1.5 s: the demo scene on the simulated device */
+static void test_demo(void)
+{
+    char json_path[300], rec_path[300], json[4096];
+    snprintf(json_path, sizeof json_path, "%s/demo.json", dir);
+    snprintf(rec_path, sizeof rec_path, "%s/demo.tel", dir);
+    run_result *r = malloc(sizeof *r);
+    enum { MAXROWS = 4000 };
+    tel_row *rows = malloc(sizeof *rows * MAXROWS);
+    if (!r || !rows) {
+        free(r), free(rows);
+        return;
+    }
+    run((const char *[]){"--demo", "--duration", "1.5", QUIET_MACHINE, "--no-osc", "--stats-json", json_path, "--record", rec_path, NULL},
+        "demo", 120, r);
+    CHECK(r->rc == 0, "demo: exit %d, stderr: %s", r->rc, r->err);
+    /* a status line a second on stdout, the summary last on stderr */
+    CHECK(strstr(r->out, "t=  1s rate=") && strstr(r->out, "force=") && !strstr(r->out, "FAULT"), "demo status lines: %s", r->out);
+    CHECK(strstr(r->err, "hapticd: running at 1000 Hz, driver sim, OSC off") && strstr(r->err, " cycles, ") &&
+              strstr(r->err, "faults 0\n"),
+          "demo summary: %s", r->err);
+    read_text(json_path, json, sizeof json);
+    const double cycles = json_number(json, "cycles");
+    /* 1 kHz for 1.5 s, counted from the loop's start (after the scene is
+     * built); a loaded machine may miss cycles, never add them */
+    CHECK(cycles >= 1000 && cycles <= 1600, "demo: %g cycles in 1.5 s at 1 kHz", cycles);
+    CHECK(json_number(json, "faults") == 0 && json_number(json, "watchdog_fired") == 0, "demo: no fault, no watchdog: %s", json);
+    CHECK(json_number(json, "commands") == 0 && json_number(json, "voxels") == 0 && json_number(json, "telemetry") == 0,
+          "demo: no drops: %s", json);
+    CHECK(json_number(json, "received") == cycles && json_number(json, "gaps") == 0, "demo: every cycle's telemetry: %s", json);
+    CHECK(json_number(json, "budget") == 300, "demo: the default budget: %s", json);
+    /* the recording: every cycle, in order; the output within the limits
+     * (8 N, 0.4 N m by default); the scripted hand reaches the ball */
+    int n = read_telemetry(rec_path, rows, MAXROWS);
+    CHECK(n == (int)cycles, "demo: %d telemetry rows for %g cycles", n, cycles);
+    int order = 1, contact = 0;
+    double fmax = 0, mmax = 0;
+    for (int i = 0; i < n; i++) {
+        order &= rows[i].seq == i && (i == 0 || rows[i].t > rows[i - 1].t);
+        fmax = fmax > len3(rows[i].f) ? fmax : len3(rows[i].f);
+        mmax = mmax > len3(rows[i].m) ? mmax : len3(rows[i].m);
+        contact += rows[i].penvol > 0 && len3(rows[i].f) > 1;
+    }
+    CHECK(order, "demo: rows numbered from 0, times rising");
+    /* (the file writes forces and torques to 6 significant digits: a
+     * force clamped to 8 N reads back up to about 1e-5 over) */
+    CHECK(fmax <= 8 * (1 + 2e-5) && mmax <= 0.4 * (1 + 2e-5), "demo: force at most %.9g N (limit 8), torque %.9g N m (limit 0.4)", fmax,
+          mmax);
+    CHECK(contact > 50, "demo: %d cycles pressing into the scene with more than 1 N", contact);
+    CHECK(n > 0 && len3(rows[n - 1].f) == 0 && len3(rows[n - 1].m) == 0, "demo: the last cycle's output is zero (the stop)");
+    free(r), free(rows);
+}
+
+/* Ctrl-C (SIGINT) and SIGTERM end a run without --duration cleanly: the
+ * summary, the stats file, exit 0. The signal goes once the program says
+ * it runs (before, while it builds the scene, a signal ends it as any
+ * program: nothing is sent to the device yet). */
+static void test_interrupt(void)
+{
+    static const int sig[2] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        char json_path[300], err_path[300], tag[16], buf[16384], json[4096];
+        snprintf(tag, sizeof tag, "sig%d", k);
+        snprintf(json_path, sizeof json_path, "%s/%s.json", dir, tag);
+        snprintf(err_path, sizeof err_path, "%s/%s.err", dir, tag);
+        pid_t pid = spawn((const char *[]){"--demo", QUIET_MACHINE, "--no-osc", "--stats-json", json_path, NULL}, tag);
+        const char *said = wait_for_text(err_path, "Ctrl-C stops", buf, sizeof buf, 60);
+        CHECK(said != NULL, "signal %d: the running line: %s", sig[k], buf);
+        usleep(300000);
+        CHECK(kill(pid, sig[k]) == 0, "signal %d sent", sig[k]);
+        int rc = wait_exit(pid, 60);
+        read_text(err_path, buf, sizeof buf);
+        CHECK(rc == 0 && strstr(buf, " cycles, "), "after signal %d: exit %d, stderr: %s", sig[k], rc, buf);
+        read_text(json_path, json, sizeof json);
+        CHECK(json_number(json, "cycles") > 100 && json_number(json, "faults") == 0, "after signal %d: stats %s", sig[k], json);
+    }
+}
+
+/* OSC replies, kept by the handlers below */
+typedef struct osc_seen {
+    char version_name[32];
+    int version[3];
+    char done[64], fail[256];
+} osc_seen;
+
+static int on_version(const char *path, const char *types, lo_arg **argv, int argc, lo_message m, void *user)
+{
+    (void)path, (void)m;
+    osc_seen *s = user;
+    if (argc == 4 && !strcmp(types, "siii")) {
+        snprintf(s->version_name, sizeof s->version_name, "%s", &argv[0]->s);
+        for (int i = 0; i < 3; i++)
+            memcpy(&s->version[i], argv[i + 1], 4);
+    }
+    return 0;
+}
+
+static int on_done(const char *path, const char *types, lo_arg **argv, int argc, lo_message m, void *user)
+{
+    (void)path, (void)m;
+    osc_seen *s = user;
+    if (argc >= 1 && types[0] == 's')
+        snprintf(s->done, sizeof s->done, "%s", &argv[0]->s);
+    return 0;
+}
+
+static int on_fail(const char *path, const char *types, lo_arg **argv, int argc, lo_message m, void *user)
+{
+    (void)path, (void)m;
+    osc_seen *s = user;
+    s->fail[0] = 0;
+    for (int i = 0; i < argc; i++)
+        if (types[i] == 's' && strlen(s->fail) < 200)
+            snprintf(s->fail + strlen(s->fail), sizeof s->fail - strlen(s->fail), "%s ", &argv[i]->s);
+    return 0;
+}
+
+/* receive on s for up to ms milliseconds, until `until` holds */
+static void osc_wait(lo_server s, const char *until, int ms)
+{
+    for (int waited = 0; waited < ms && !until[0]; waited += 50)
+        lo_server_recv_noblock(s, 50);
+}
+
+/* the running service under OSC control: the port it says it took, its
+ * replies, a budget and the forces switched off, seen in its stats and
+ * its recording */
+static void test_osc_control(void)
+{
+    char json_path[300], rec_path[300], err_path[300], buf[16384], json[4096];
+    snprintf(json_path, sizeof json_path, "%s/osc.json", dir);
+    snprintf(rec_path, sizeof rec_path, "%s/osc.tel", dir);
+    snprintf(err_path, sizeof err_path, "%s/osc.err", dir);
+    pid_t pid = spawn((const char *[]){"--demo", QUIET_MACHINE, "--osc-port", "0", "--quiet", "--stats-json", json_path, "--record",
+                                       rec_path, NULL},
+                      "osc");
+    /* --quiet keeps the status lines off, not the line naming the port */
+    const char *said = wait_for_text(err_path, "OSC 127.0.0.1:", buf, sizeof buf, 60);
+    int port = said ? atoi(said + strlen("OSC 127.0.0.1:")) : 0;
+    CHECK(port > 0, "the port hapticd took: %s", buf);
+    if (port <= 0) {
+        kill(pid, SIGKILL);
+        wait_exit(pid, 10);
+        return;
+    }
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    osc_seen seen;
+    memset(&seen, 0, sizeof seen);
+    lo_server s = lo_server_new(NULL, NULL);
+    lo_address a = lo_address_new("127.0.0.1", port_s);
+    CHECK(s && a, "liblo server and address");
+    if (s && a) {
+        lo_server_add_method(s, "/version.reply", NULL, on_version, &seen);
+        lo_server_add_method(s, "/done", NULL, on_done, &seen);
+        lo_server_add_method(s, "/fail", NULL, on_fail, &seen);
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/version", "");
+        osc_wait(s, seen.version_name, 5000);
+        CHECK(!strcmp(seen.version_name, "hapticd") && seen.version[0] >= 0 && seen.version[1] >= 0 && seen.version[2] >= 0,
+              "/version.reply: '%s' %d.%d.%d", seen.version_name, seen.version[0], seen.version[1], seen.version[2]);
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/budget", "s", "lots");
+        osc_wait(s, seen.fail, 5000);
+        CHECK(strstr(seen.fail, "/budget") != NULL, "/budget with a string: /fail, got '%s'", seen.fail);
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/budget", "f", 150.0f);
+        osc_wait(s, seen.done, 5000);
+        CHECK(!strcmp(seen.done, "/budget"), "/budget 150: /done, got '%s'", seen.done);
+        /* in contact by now (the demo's hand presses from about 0.4 s) */
+        usleep(800000);
+        seen.done[0] = 0;
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/forces", "i", 0);
+        osc_wait(s, seen.done, 5000);
+        CHECK(!strcmp(seen.done, "/forces"), "/forces 0: /done, got '%s'", seen.done);
+        usleep(300000);
+    }
+    if (a)
+        lo_address_free(a);
+    if (s)
+        lo_server_free(s);
+    kill(pid, SIGINT);
+    int rc = wait_exit(pid, 60);
+    read_text(err_path, buf, sizeof buf);
+    CHECK(rc == 0, "OSC run: exit %d, stderr: %s", rc, buf);
+    read_text(json_path, json, sizeof json);
+    CHECK(json_number(json, "budget") == 150 && json_number(json, "faults") == 0, "the budget OSC set, no fault: %s", json);
+    /* the recording: force before /forces 0, none in its last 100 ms */
+    enum { MAXROWS = 20000 };
+    tel_row *rows = malloc(sizeof *rows * MAXROWS);
+    int n = rows ? read_telemetry(rec_path, rows, MAXROWS) : -1;
+    CHECK(n > 1000, "%d telemetry rows", n);
+    double before = 0, after = 0;
+    for (int i = 0; i < n; i++) {
+        if (i < n - 200)
+            before = before > len3(rows[i].f) ? before : len3(rows[i].f);
+        if (i >= n - 100)
+            after = after > len3(rows[i].f) + len3(rows[i].m) ? after : len3(rows[i].f) + len3(rows[i].m);
+    }
+    CHECK(before > 1 && after == 0, "force up to %g N before /forces 0, %g after", before, after);
+    free(rows);
+}
+
+/* meshes from files, a replayed device: free above the table, pushed back
+ * up once the trajectory goes into it */
+static void test_files_replay(void)
+{
+    char table[300], ball[300], traj[300], json_path[300], rec_path[300], table_at[320], ball_at[320], replay[320], json[4096];
+    snprintf(table, sizeof table, "%s/table.off", dir);
+    snprintf(ball, sizeof ball, "%s/ball.off", dir);
+    snprintf(traj, sizeof traj, "%s/traj.txt", dir);
+    snprintf(json_path, sizeof json_path, "%s/files.json", dir);
+    snprintf(rec_path, sizeof rec_path, "%s/files.tel", dir);
+    snprintf(table_at, sizeof table_at, "table=%s", table);
+    snprintf(ball_at, sizeof ball_at, "ball=%s", ball);
+    snprintf(replay, sizeof replay, "replay:%s", traj);
+    prox_mesh *mt = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.02)), *mb = prox_mesh_make_sphere(0.02, 2);
+    check_write_off(table, mt);
+    check_write_off(ball, mb);
+    prox_mesh_free(mt), prox_mesh_free(mb);
+    /* the table's top at z = 0; the device 18 cm above it until 0.4 s,
+     * then 1 cm into it from 0.7 s */
+    FILE *f = fopen(traj, "w");
+    CHECK(f != NULL, "write %s", traj);
+    if (!f)
+        return;
+    fprintf(f, "# t tx ty tz qw qx qy qz\n0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n");
+    fclose(f);
+    run_result *r = malloc(sizeof *r);
+    enum { MAXROWS = 4000 };
+    tel_row *rows = malloc(sizeof *rows * MAXROWS);
+    if (!r || !rows) {
+        free(r), free(rows);
+        return;
+    }
+    run((const char *[]){"--load", table_at, "--load", ball_at, "--tool", "ball", "--pose", "table=0,0,-0.02,1,0,0,0", "--driver",
+                         replay, "--ist-spheres", "300", "--duration", "1.2", QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json",
+                         json_path, "--record", rec_path, NULL},
+        "files", 120, r);
+    CHECK(r->rc == 0 && !strstr(r->err, "loading"), "files: exit %d, stderr (quiet: the summary only): %s", r->rc, r->err);
+    read_text(json_path, json, sizeof json);
+    CHECK(json_number(json, "faults") == 0, "files: no fault: %s", json);
+    int n = read_telemetry(rec_path, rows, MAXROWS);
+    CHECK(n > 800, "files: %d telemetry rows", n);
+    int free_ok = 1, free_rows = 0, pressed = 0, late = 0;
+    double zmin = 1;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].t < 0.3) { /* 16 cm above: beyond the margin, no force */
+            free_rows++;
+            free_ok &= rows[i].distance == -1 && rows[i].penvol == 0 && len3(rows[i].f) < 1e-3;
+        }
+        if (rows[i].t > 0.9 && i < n - 1) { /* pushed up, within the limit (the last cycle: below) */
+            late++;
+            /* (upwards within about 25 degrees: the spheres of 300-sphere
+             * trees leave the ball about 3.5 mm off the device's line, at
+             * 0.25 of the force sideways; more spheres, less) */
+            pressed += rows[i].f[2] > 0.5 && len3(rows[i].f) <= 8 * (1 + 2e-5) && rows[i].f[2] >= 0.9 * len3(rows[i].f);
+            zmin = zmin < rows[i].p[2] ? zmin : rows[i].p[2];
+        }
+    }
+    CHECK(free_rows > 100 && free_ok, "files: %d rows above the table, all free of contact and force", free_rows);
+    CHECK(late > 100 && pressed == late, "files: %d of %d late rows pushed up (fz > 0.5 N, at most 8)", pressed, late);
+    /* the 2 cm ball's centre held near the top (z = 0), not through it */
+    CHECK(zmin > -0.01 && zmin < 0.03, "files: the ball's centre at %g m at the lowest", zmin);
+    /* the stop leaves the device pressed on with nothing */
+    CHECK(n > 0 && len3(rows[n - 1].f) == 0 && len3(rows[n - 1].m) == 0, "files: the last cycle's output is zero");
+    free(r), free(rows);
+}
+
+/* a scenario's expectations decide the exit status (0 held, 3 failed) */
+static void test_scenario_status(void)
+{
+    char json_path[300], sim_path[300], json[8192];
+    snprintf(json_path, sizeof json_path, "%s/press.json", dir);
+    snprintf(sim_path, sizeof sim_path, "%s/strict.sim", dir);
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--scenario", "sim/scenarios/press.sim", "--quiet", "--report-json", json_path, NULL}, "press", 300, r);
+    CHECK(r->rc == 0 && strstr(r->out, "expect") && !strstr(r->out, "FAIL"), "press.sim: exit %d, stdout: %s, stderr: %s", r->rc, r->out,
+          r->err);
+    read_text(json_path, json, sizeof json);
+    CHECK(strstr(json, "\"contact_s\"") != NULL, "press.sim's JSON report: %s", json);
+    /* the same press, held to a force no contact can keep under */
+    FILE *f = fopen(sim_path, "w");
+    CHECK(f != NULL, "write %s", sim_path);
+    if (f) {
+        fprintf(f, "rate 1000\nduration 0.6\nobject table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\ntool ball\n"
+                   "at 0.0 hand 0 0 0.06\nat 0.4 hand 0 0 -0.01\nexpect faults == 0\nexpect max_force_n <= 0.001\n");
+        fclose(f);
+    }
+    run((const char *[]){"--scenario", sim_path, "--quiet", NULL}, "strict", 300, r);
+    CHECK(r->rc == 3 && strstr(r->err, "1 of the scenario's expectations failed"), "strict.sim: exit %d, stderr: %s", r->rc, r->err);
+    free(r);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    check_find_tool(argv[0], "HAPTICD_BIN", "hapticd", hapticd, sizeof hapticd);
+    if (access(hapticd, X_OK) != 0 || !mkdtemp(dir)) {
+        fprintf(stderr, "hapticd not found at %s (build it first) or no temporary folder: %s\n", hapticd, strerror(errno));
+        return 1;
+    }
+    /* a child killed for a timeout must not take the test with it */
+    signal(SIGPIPE, SIG_IGN);
+    RUN_TEST(test_help_and_refusals);
+    RUN_TEST(test_demo);
+    RUN_TEST(test_interrupt);
+    RUN_TEST(test_osc_control);
+    RUN_TEST(test_files_replay);
+    RUN_TEST(test_scenario_status);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return check_summary(argv[0]);
+}
