@@ -1242,8 +1242,75 @@ static void test_ist_cli(void)
     int n;
     snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 500", prox_bin, pa, ia);
     CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0, "prox build a: %s", err);
+    /* what it prints (the issue: sphere count, covered volume fraction,
+     * build time and memory) against the file it wrote */
+    {
+        unsigned spheres = 0, nodes = 0;
+        double covered = -1, seconds = -1, bytes = -1;
+        int written = 0;
+        for (int i = 0; i < n; i++) {
+            sscanf(out[i], "spheres: %u", &spheres);
+            sscanf(out[i], "nodes: %u", &nodes);
+            sscanf(out[i], "covered_volume_fraction: %lf", &covered);
+            sscanf(out[i], "build_seconds: %lf", &seconds);
+            sscanf(out[i], "tree_bytes: %lf", &bytes);
+            written += strncmp(out[i], "written: ", 9) == 0 && strstr(out[i], ia) != NULL;
+        }
+        prox_ist *t = NULL;
+        CHECK(prox_ist_load(ia, &t, err, sizeof err) == 0, "load %s: %s", ia, err);
+        prox_ist_stats st = {0};
+        if (t)
+            prox_ist_get_stats(t, &st);
+        CHECK(spheres > 0 && spheres == st.spheres && nodes == st.nodes, "prox build printed %u spheres, %u nodes; the file holds %u, %u",
+              spheres, nodes, st.spheres, st.nodes);
+        CHECK(covered > 0.5 && covered < 1 && seconds >= 0 && bytes > 0 && written == 1,
+              "prox build: covered %g, %g s, %g bytes, written line %d", covered, seconds, bytes, written);
+        CHECK(t && fabs(covered - st.inner_volume / st.mesh_volume) < 1e-4, "covered fraction %g, the file's %g", covered,
+              t ? st.inner_volume / st.mesh_volume : -1);
+        prox_ist_free(t);
+    }
     snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 500", prox_bin, pb, ib);
     CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0, "prox build b: %s", err);
+    /* its refusals: bad options 2, what it cannot build 1, named */
+    {
+        char open_off[300];
+        snprintf(open_off, sizeof open_off, "%s/open.off", dir);
+        const prox_vec3 tv[3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+        const uint32_t tt[1][3] = {{0, 1, 2}};
+        prox_mesh *tri = prox_mesh_from_arrays(tv, 3, tt, 1);
+        if (tri)
+            check_write_off(open_off, tri);
+        prox_mesh_free(tri);
+        struct {
+            const char *args;
+            int rc;
+            const char *want;
+        } bad[] = {
+            {"%s -o %s/x.ist --spheres 0", 2, "--spheres needs a positive integer, got '0'"},
+            {"%s -o %s/x.ist --voxels abc", 2, "--voxels needs a positive integer, got 'abc'"},
+            {"%s -o %s/x.ist --min-radius 5", 2, "--min-radius needs a number of voxel sizes in [0.1, 4], got '5'"},
+            {"%s -o %s/x.ist --thin-gap 0.5", 2, "--thin-gap needs a number of voxel sizes in [1, 64], or -1 for none, got '0.5'"},
+            {"%s -o %s/x.ist --sphere 10", 2, "usage: prox build MESH -o OUT.ist"},
+            {"%s %s", 2, "usage: prox build MESH -o OUT.ist"}, /* no -o */
+            {"%s/missing.off -o %s/x.ist", 1, "missing.off"},
+            {"OPEN -o %s/x.ist", 1, "mesh is not closed (3 boundary edges"},
+        };
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            char args[700];
+            if (!strncmp(bad[k].args, "OPEN", 4))
+                snprintf(args, sizeof args, "%s -o %s/x.ist", open_off, dir);
+            else if (!strncmp(bad[k].args, "%s/", 3))
+                snprintf(args, sizeof args, bad[k].args, dir, dir);
+            else
+                snprintf(args, sizeof args, bad[k].args, pa, dir);
+            snprintf(cmd, sizeof cmd, "%s build %s", prox_bin, args);
+            const int rc = check_run_cmd(cmd, out, 16, &n, err);
+            CHECK(rc == bad[k].rc && strstr(err, bad[k].want) && n == 0, "prox build %s: exit %d (want %d), '%s'", args, rc, bad[k].rc, err);
+        }
+        snprintf(cmd, sizeof cmd, "%s/x.ist", dir);
+        CHECK(access(cmd, F_OK) != 0, "no file written by a refused build");
+        remove(open_off);
+    }
     enum { N = 8 };
     prox_xform X[N];
     unsigned long long s = 2;

@@ -202,6 +202,14 @@ static void test_load_formats(void)
         {"empty.obj", "", "empty"},
         {"garbage.stl", "\x01\x02garbage\xff\xfe not a mesh at all", "garbage.stl"},
         {"points.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n", "points.obj"},
+        /* triangles that span nothing, coordinates that are not numbers,
+         * a header without faces: each named */
+        {"flat.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n", "every triangle is degenerate"},
+        {"point.off", "OFF\n3 1 0\n0 0 0\n0 0 0\n0 0 0\n3 0 1 2\n", "every triangle is degenerate"},
+        {"nan.obj", "v 0 0 nan\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "non-finite coordinates"},
+        {"nan.off", "OFF\n3 1 0\n0 0 nan\n1 0 0\n0 1 0\n3 0 1 2\n", "non-finite coordinates"},
+        {"inf.off", "OFF\n3 1 0\n0 0 1e999\n1 0 0\n0 1 0\n3 0 1 2\n", "non-finite coordinates"},
+        {"nofaces.off", "OFF\n3 0 0\n0 0 0\n1 0 0\n0 1 0\n", "no valid faces"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bad[i].name);
