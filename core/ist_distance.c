@@ -118,8 +118,15 @@ static void leaf_distance(prox_ctx *c, const prox_pairstate *p, uint32_t la, uin
     double d = len - ra - rb;
     prox_ctx_count(c, 0, 1);
     if (p->query->kind == PROX_QUERY_COLLIDE || p->query->kind == PROX_QUERY_CONTACTS) {
-        if (d <= 0)
-            prox_ctx_report_overlap(c, p, la, lb, prox_v3_madd(ca, n, ra + 0.5 * d));
+        /* the middle of the overlap along the centres' line: from A's
+         * centre, [max(-ra, len - rb), min(ra, len + rb)] (the middle of
+         * the lens, or the centre of a sphere inside the other; the middle
+         * of the lens alone, ra + d / 2, fell outside a small sphere
+         * inside a large one: test_sphere_queries) */
+        if (d <= 0) {
+            const double lo = fmax(-ra, len - rb), hi = fmin(ra, len + rb);
+            prox_ctx_report_overlap(c, p, la, lb, prox_v3_madd(ca, n, 0.5 * (lo + hi)));
+        }
         return;
     }
     prox_ctx_offer_distance(c, p, d, prox_v3_madd(ca, n, ra), prox_v3_madd(cb, n, -rb), la, lb);

@@ -495,6 +495,100 @@ static double max_sec_offset(const prox_ist *t)
     return w;
 }
 
+/* Collide, contacts and tolerance between two inner sphere trees: the
+ * inner spheres themselves (a conservative model: what they say overlaps
+ * or comes within a distance, the meshes do too), against brute force over
+ * every sphere pair. Poses within 1e-6 of a tie (a pair just touching, the
+ * closest pair at the tolerance) are not judged: the traversal ranks in
+ * floats. */
+static prox_mesh *make_bumpy(int sub, double R, double amp, double f, double phase);
+static void test_sphere_queries(void)
+{
+    prox_mesh *ma = make_bumpy(2, 0.4, 0.15, 5, 0.3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
+    prox_ist *A = build(ma, 300), *B = build(mb, 200);
+    enum { CAP = 4096 };
+    prox_contact *ct = malloc(sizeof *ct * CAP);
+    if (!A || !B || !ct) {
+        CHECK(0, "build");
+        return;
+    }
+    unsigned long long s = 41;
+    int overlapping = 0, within = 0, judged = 0, partial = 0;
+    for (int i = 0; i < 80; i++) {
+        prox_quat q = check_rng_rotation(&s);
+        prox_vec3 t = check_rng_v3(&s, -0.9, 0.9);
+        prox_xform xb = prox_xform_from_pose(t, q);
+        const double tol = check_rng_uniform(&s, 0, 0.2);
+        /* brute force: the closest sphere pair's gap, the overlapping pairs */
+        double gap = INFINITY, tie = INFINITY;
+        uint32_t count = 0;
+        for (uint32_t ia = 0; ia < A->sphere_count; ia++)
+            for (uint32_t ib = 0; ib < B->sphere_count; ib++) {
+                const ist_sphere *a = &A->spheres[ia], *b = &B->spheres[ib];
+                const double d = prox_v3_dist(prox_v3(a->x, a->y, a->z), prox_xform_point(&xb, prox_v3(b->x, b->y, b->z)));
+                const double g = d - a->r - b->r;
+                gap = fmin(gap, g);
+                tie = fmin(tie, fabs(g));
+                count += g <= 0;
+            }
+        if (tie < 1e-6 || fabs(gap - tol) < 1e-6)
+            continue;
+        judged++;
+        overlapping += count > 0;
+        within += gap < tol;
+        prox_result r = run(prox_ist_tree(A), prox_ist_tree(B), xb, prox_query_default(PROX_QUERY_COLLIDE), NULL);
+        CHECK(r.complete && r.value == (count > 0), "pose %d: collide %g, %u overlapping sphere pairs", i, r.value, count);
+        if (count > 0 && r.value == 1) { /* its witness pair overlaps */
+            const ist_sphere *a = &A->spheres[r.leaf_a], *b = &B->spheres[r.leaf_b];
+            const double d = prox_v3_dist(prox_v3(a->x, a->y, a->z), prox_xform_point(&xb, prox_v3(b->x, b->y, b->z)));
+            CHECK(r.leaf_a < A->sphere_count && r.leaf_b < B->sphere_count && d <= a->r + b->r, "pose %d: collide's pair %u %u apart by %g",
+                  i, r.leaf_a, r.leaf_b, d - a->r - b->r);
+        }
+        prox_query cq = prox_query_default(PROX_QUERY_CONTACTS);
+        cq.contacts = ct, cq.max_contacts = CAP;
+        r = run(prox_ist_tree(A), prox_ist_tree(B), xb, cq, NULL);
+        CHECK(r.complete && r.contact_count == count && r.value == count, "pose %d: %u contacts (value %g), brute force %u", i,
+              r.contact_count, r.value, count);
+        int bad = 0;
+        for (uint32_t k = 0; k < r.contact_count && k < CAP; k++) {
+            const uint32_t ia = ct[k].leaf_a, ib = ct[k].leaf_b;
+            if (ia >= A->sphere_count || ib >= B->sphere_count) {
+                bad++;
+                continue;
+            }
+            const ist_sphere *a = &A->spheres[ia], *b = &B->spheres[ib];
+            const prox_vec3 ca = prox_v3(a->x, a->y, a->z), cb = prox_xform_point(&xb, prox_v3(b->x, b->y, b->z));
+            /* an overlapping pair, reported once (the lower index first
+             * within a row: the brute force's count above), its point in
+             * both spheres */
+            bad += prox_v3_dist(ca, cb) > a->r + b->r || prox_v3_dist(ct[k].point, ca) > a->r * (1 + 1e-9) + 1e-12 ||
+                   prox_v3_dist(ct[k].point, cb) > b->r * (1 + 1e-9) + 1e-12;
+            for (uint32_t m = 0; m < k; m++)
+                bad += ct[m].leaf_a == ia && ct[m].leaf_b == ib;
+        }
+        CHECK(bad == 0, "pose %d: %d contacts not an overlapping pair, repeated, or their point outside", i, bad);
+        /* a capacity below the count: full, flagged, the rest dropped */
+        if (count > 2) {
+            cq.max_contacts = 2;
+            r = run(prox_ist_tree(A), prox_ist_tree(B), xb, cq, NULL);
+            partial++;
+            CHECK(!r.complete && (r.flags & PROX_RESULT_CONTACTS_FULL) && r.contact_count <= 2 && r.upper == INFINITY,
+                  "pose %d: capacity 2 of %u: %u kept, flags %x, complete %d", i, count, r.contact_count, r.flags, r.complete);
+        }
+        prox_query tq = prox_query_default(PROX_QUERY_TOLERANCE);
+        tq.tolerance = tol;
+        r = run(prox_ist_tree(A), prox_ist_tree(B), xb, tq, NULL);
+        CHECK(r.complete && r.value == (gap < tol), "pose %d: tolerance %g: %g, the closest sphere pair %g apart", i, tol, r.value, gap);
+    }
+    /* the draw covers both answers of every query */
+    CHECK(judged >= 70 && overlapping >= 10 && overlapping <= judged - 10 && within > overlapping && within <= judged - 5 && partial >= 5,
+          "%d poses judged: %d overlapping, %d within the tolerance, %d with more than 2 contacts", judged, overlapping, within, partial);
+    fprintf(stderr, "    sphere queries: %d poses, %d overlapping, %d within the tolerance\n", judged, overlapping, within);
+    free(ct);
+    prox_ist_free(A), prox_ist_free(B);
+    prox_mesh_free(ma), prox_mesh_free(mb);
+}
+
 static void test_penvol_vs_brute(void)
 {
     prox_mesh *ma = prox_mesh_make_sphere(0.5, 3), *mb = prox_mesh_make_torus(0.3, 0.1, 32, 16);
@@ -2085,6 +2179,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_packing_invariants);
     RUN_TEST(test_refuses_open_mesh);
     RUN_TEST(test_files);
+    RUN_TEST(test_sphere_queries);
     RUN_TEST(test_penvol_vs_brute);
     RUN_TEST(test_penvol_vs_exact_boxes);
     RUN_TEST(test_outer_balls_cover);
