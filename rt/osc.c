@@ -468,8 +468,8 @@ OSC_HANDLER(h_voxel_set)
     if (osc_check(o, path, types, argc, "snnnn", 5) || osc_name(o, path, argv, 0, &map) ||
         osc_numbers(o, path, types, argv, 1, 4, v) || osc_cell(o, path, v, c))
         return 0;
-    if (v[3] < 0 || v[3] > 255 || v[3] != floor(v[3])) {
-        osc_fail(o, path, "class must be an integer 0..255");
+    if (v[3] < 0 || v[3] >= PROX_VOXEL_CLASS_COUNT || v[3] != floor(v[3])) {
+        osc_fail(o, path, "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
         return 0;
     }
     rt_voxel_update u = {c[0], c[1], c[2], (uint32_t)v[3]};
@@ -519,8 +519,8 @@ OSC_HANDLER(h_voxel_batch)
         for (int k = 0; k < 4; k++)
             w[k] = (uint32_t)r[4 * k] | (uint32_t)r[4 * k + 1] << 8 | (uint32_t)r[4 * k + 2] << 16 |
                    (uint32_t)r[4 * k + 3] << 24;
-        if (w[3] > 255) {
-            osc_fail(o, path, "record %u has class %u (0..255 allowed); nothing applied", i, w[3]);
+        if (w[3] >= PROX_VOXEL_CLASS_COUNT) {
+            osc_fail(o, path, "record %u has class %u (0 free, 1 obstacle, 2 unknown); nothing applied", i, w[3]);
             return 0;
         }
         u[i].x = (int32_t)w[0];

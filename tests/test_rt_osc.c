@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "dev_device.h"
+#include "prox_voxel.h"
 #include "rt_osc.h"
 #include "rt_service.h"
 
@@ -172,6 +173,10 @@ static lo_message msg(const char *types, ...)
             lo_message_add_float(m, (float)va_arg(ap, double));
         else if (*t == 'i')
             lo_message_add_int32(m, va_arg(ap, int));
+        else if (*t == 'd')
+            lo_message_add_double(m, va_arg(ap, double));
+        else if (*t == 'h')
+            lo_message_add_int64(m, va_arg(ap, long long));
     }
     va_end(ap);
     return m;
@@ -193,6 +198,16 @@ static void expect_done(const char *path, lo_message m)
     reply r;
     int got = recv_msg("/done", &r, 20000);
     CHECK(got == 0 && !strcmp(r.s0, path), "%s: /done (got '%s')", path, got == 0 ? r.s0 : "nothing");
+}
+
+/* expect_done, and the reply's detail (the second string: a count) */
+static void expect_done_detail(const char *path, lo_message m, const char *detail)
+{
+    send_msg(path, m);
+    reply r;
+    int got = recv_msg("/done", &r, 20000);
+    CHECK(got == 0 && !strcmp(r.s0, path) && !strcmp(r.s1, detail), "%s: /done %s (got '%s' '%s')", path, detail, got == 0 ? r.s0 : "nothing",
+          got == 0 ? r.s1 : "");
 }
 
 static void pose_in(void *user, const prox_xform *pose, uint32_t buttons) { dev_osc_set_pose(user, pose, buttons); }
@@ -481,6 +496,92 @@ static void test_telemetry_and_device(void)
     expect_done("/telemetry/unsubscribe", lo_message_new());
 }
 
+/* the OSC device held at (x, y, z) for ms milliseconds (a pose every 10
+ * ms: the device must not go stale) */
+static void hold_device(double x, double y, double z, int ms)
+{
+    for (int t = 0; t < ms; t += 10) {
+        send_msg("/device/pose", msg("fffffff", x, y, z, 1.0, 0.0, 0.0, 0.0));
+        usleep(10000);
+    }
+}
+
+/* /voxel/batch of n records (x, y, z, class), packed little endian */
+static lo_message batch_msg(const char *map, const uint32_t (*rec)[4], int n)
+{
+    unsigned char buf[16 * 16];
+    for (int i = 0; i < n && i < 16; i++)
+        for (int k = 0; k < 4; k++)
+            for (int b = 0; b < 4; b++)
+                buf[16 * i + 4 * k + b] = (unsigned char)(rec[i][k] >> (8 * b));
+    lo_blob blob = lo_blob_new(16 * n, buf);
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, map);
+    lo_message_add_blob(m, blob);
+    lo_blob_free(blob);
+    return m;
+}
+
+/* Voxel-map updates over OSC reach the loop: an empty map loaded from a
+ * .vox file around the tool (a 10 cm box), a cell set inside the tool
+ * makes contact, cleared it goes, a batch of eight brings it back; the
+ * refusals name what is wrong and apply nothing. */
+static void test_voxels_over_osc(void)
+{
+    char vox_path[64], err[256];
+    snprintf(vox_path, sizeof vox_path, "/tmp/hapticd-osc-map-%d.vox", (int)getpid());
+    /* cells of 2 cm over x, y in [-0.2, 0.2], z in [0.3, 0.7]: cell (10, 10, 10)
+     * is centred at (0.01, 0.01, 0.51), inside the tool held at (0, 0, 0.5) */
+    prox_voxmap_def vd = {0.02, prox_v3(-0.2, -0.2, 0.3), {20, 20, 20}, 4096};
+    prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
+    CHECK(vm && prox_voxmap_save(vm, vox_path, err, sizeof err) == 0, "an empty map: %s", err);
+    prox_voxmap_free(vm);
+    expect_done("/load", msg("ss", "map", vox_path));
+    hold_device(0, 0, 0.5, 300);
+    CHECK(status_value("penvol_m3") == 0, "the empty map: no overlap (%g)", status_value("penvol_m3"));
+    expect_done_detail("/voxel/set", msg("siiii", "map", 10, 10, 10, 1), "1");
+    hold_device(0, 0, 0.5, 300);
+    const double one = status_value("penvol_m3");
+    CHECK(one > 0, "a cell set inside the tool: penetration volume %g", one);
+    expect_done_detail("/voxel/clear", msg("siii", "map", 10, 10, 10), "1");
+    hold_device(0, 0, 0.5, 300);
+    CHECK(status_value("penvol_m3") == 0, "the cell cleared: no overlap (%g)", status_value("penvol_m3"));
+    /* a batch: the 2 x 2 x 2 cells around the tool's centre */
+    uint32_t rec[8][4];
+    for (int i = 0; i < 8; i++)
+        rec[i][0] = 9 + (i & 1), rec[i][1] = 9 + (i >> 1 & 1), rec[i][2] = 9 + (i >> 2 & 1), rec[i][3] = 1;
+    expect_done_detail("/voxel/batch", batch_msg("map", (const uint32_t (*)[4])rec, 8), "8");
+    hold_device(0, 0, 0.5, 300);
+    CHECK(status_value("penvol_m3") > one, "eight cells: penetration volume %g, one cell's %g", status_value("penvol_m3"), one);
+    /* numbers as doubles and 64-bit integers ('n': i, f, d, h) */
+    expect_done_detail("/voxel/set", msg("shhhd", "map", 3LL, 4LL, 5LL, 2.0), "1");
+    expect_done_detail("/voxel/clear", msg("sddd", "map", 3.0, 4.0, 5.0), "1");
+    /* refused, nothing applied: a class out of range, a record of one,
+     * a blob that is not whole records, no such map */
+    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 3), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
+    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 256), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
+    expect_fail("/voxel/set", msg("siiid", "map", 1, 2, 3, 1.5), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
+    expect_fail("/voxel/set", msg("siiii", "map", 20, 2, 3, 1), "a cell lies outside the map; nothing applied");
+    /* (the refused batch would clear the eight cells: the volume below
+     * shows it did not) */
+    for (int i = 0; i < 8; i++)
+        rec[i][3] = i == 1 ? 300 : 0;
+    expect_fail("/voxel/batch", batch_msg("map", (const uint32_t (*)[4])rec, 8), "record 1 has class 300 (0 free, 1 obstacle, 2 unknown); nothing applied");
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, "map");
+    lo_blob b20 = lo_blob_new(20, rec);
+    lo_message_add_blob(m, b20);
+    lo_blob_free(b20);
+    expect_fail("/voxel/batch", m, "blob of 20 bytes is not a whole number of 16-byte records");
+    expect_fail("/voxel/clear", msg("siii", "ghost", 1, 2, 3), "ghost");
+    expect_fail("/voxel/clear", msg("sii", "map", 1, 2), "arguments");
+    hold_device(0, 0, 0.5, 100);
+    CHECK(status_value("voxel_queued") == 0 && status_value("voxel_drops") == 0, "every update applied, none dropped");
+    CHECK(status_value("penvol_m3") > one, "the eight cells stay: %g", status_value("penvol_m3"));
+    expect_done("/remove", msg("s", "map"));
+    unlink(vox_path);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -533,6 +634,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_record_over_osc);
     RUN_TEST(test_cli_tools);
     RUN_TEST(test_telemetry_and_device);
+    RUN_TEST(test_voxels_over_osc);
     rt_osc_stop(osc);
     rt_service_stop(svc);
     rt_osc_destroy(osc);
