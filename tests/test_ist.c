@@ -413,6 +413,50 @@ static void test_files(void)
     }
     prox_ist_free(wc);
     unlink(pc);
+    /* a header no loader should trust, the checksum redone so the header's
+     * own checks answer: the magic, the byte order tag, versions 0 and one
+     * past the last, counts out of range; each refused with its message */
+    {
+        size_t full;
+        unsigned char *img = check_read_file(path, &full);
+        CHECK(img != NULL && full > IST_FILE_NODES_AT + 4, "read back");
+        struct {
+            int u32; /* the header word patched (-1: the magic's first byte) */
+            uint32_t v;
+            const char *want;
+        } bad[] = {
+            {-1, 'X', "not an .ist file (bad magic)"},
+            {1, 0x04030201u, ".ist file from a machine of other byte order"},
+            {0, 0, ".ist version 0, this prox reads versions 1 to"},
+            {0, 99, ".ist version 99, this prox reads versions 1 to"},
+            {3, 0, "corrupt .ist header (counts out of range)"},       /* no spheres */
+            {2, 1u << 29, "corrupt .ist header (counts out of range)"}, /* nodes */
+            {5, 0xffffffffu, "corrupt .ist header (counts out of range)"}, /* triangles */
+        };
+        for (size_t k = 0; img && k < sizeof bad / sizeof bad[0]; k++) {
+            unsigned char *c = malloc(full);
+            if (!c)
+                break;
+            memcpy(c, img, full);
+            if (bad[k].u32 < 0)
+                c[0] = (unsigned char)bad[k].v;
+            else
+                memcpy(c + IST_FILE_U32_AT(bad[k].u32), &bad[k].v, 4);
+            char pb[] = "/tmp/hapticd-isthead-XXXXXX";
+            int fb = mkstemp(pb);
+            if (fb >= 0)
+                close(fb);
+            CHECK(fb >= 0 && check_ist_write(pb, c, full), "write %s", pb);
+            prox_ist *w = NULL;
+            err[0] = 0;
+            CHECK(prox_ist_load(pb, &w, err, sizeof err) == -1 && !w && strstr(err, bad[k].want) && strstr(err, pb), "header case %zu: '%s'", k,
+                  err);
+            prox_ist_free(w);
+            unlink(pb);
+            free(c);
+        }
+        free(img);
+    }
     /* truncated, corrupted, not an ist */
     FILE *f = fopen(path, "r+b");
     fseek(f, 0, SEEK_END);
