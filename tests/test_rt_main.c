@@ -272,6 +272,28 @@ static void test_demo(void)
     free(r), free(rows);
 }
 
+/* make run's settings as they are (SCHED_FIFO 80, the CPU wake-up
+ * latency request), pinned to CPU 0: the loop runs real-time where the
+ * system allows it, and says why not where it does not */
+static void test_realtime_defaults(void)
+{
+    char json_path[300], json[4096];
+    snprintf(json_path, sizeof json_path, "%s/rtdef.json", dir);
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--demo", "--duration", "1", "--cpu", "0", "--no-osc", "--quiet", "--stats-json", json_path, NULL}, "rtdef", 120, r);
+    CHECK(r->rc == 0, "exit %d, stderr: %s", r->rc, r->err);
+    read_text(json_path, json, sizeof json);
+    const double cycles = json_number(json, "cycles"), realtime = json_number(json, "realtime");
+    const char *note = strstr(json, "\"note\": \"");
+    CHECK(cycles >= 700 && cycles <= 1100 && json_number(json, "faults") == 0, "%g cycles in 1 s, stats %s", cycles, json);
+    CHECK(realtime == 1 || (realtime == 0 && note && strstr(note, "SCHED_FIFO 80 not permitted") && strstr(r->err, "without full real-time")),
+          "real-time %g, or why not: %s / %s", realtime, json, r->err);
+    fprintf(stderr, "    make run's settings: real-time %g, %g cycles\n", realtime, cycles);
+    free(r);
+}
+
 /* Ctrl-C (SIGINT) and SIGTERM end a run without --duration cleanly: the
  * summary, the stats file, exit 0. The signal goes once the program says
  * it runs (before, while it builds the scene, a signal ends it as any
@@ -524,6 +546,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     RUN_TEST(test_help_and_refusals);
     RUN_TEST(test_demo);
+    RUN_TEST(test_realtime_defaults);
     RUN_TEST(test_interrupt);
     RUN_TEST(test_osc_control);
     RUN_TEST(test_files_replay);
