@@ -243,8 +243,9 @@ static void test_demo(void)
     read_text(json_path, json, sizeof json);
     const double cycles = json_number(json, "cycles");
     /* 1 kHz for 1.5 s, counted from the loop's start (after the scene is
-     * built); a loaded machine may miss cycles, never add them */
-    CHECK(cycles >= 1000 && cycles <= 1600, "demo: %g cycles in 1.5 s at 1 kHz", cycles);
+     * built); a loaded machine may miss cycles (a late cycle skips the
+     * periods it overran), never add them */
+    CHECK(cycles >= 750 && cycles <= 1600, "demo: %g cycles in 1.5 s at 1 kHz", cycles);
     CHECK(json_number(json, "faults") == 0 && json_number(json, "watchdog_fired") == 0, "demo: no fault, no watchdog: %s", json);
     CHECK(json_number(json, "commands") == 0 && json_number(json, "voxels") == 0 && json_number(json, "telemetry") == 0,
           "demo: no drops: %s", json);
