@@ -1,5 +1,6 @@
 /* test_voxel_cross.c - hierarchical voxel maps: update invariants, rebuild
- * equivalence, batch records, files and point clouds, and the cross-type
+ * equivalence, batch records, files and point clouds (the PLY reader, every
+ * type, byte order and refusal), the prox tool's info and voxels, and the cross-type
  * handlers against brute force (every voxel against every triangle, inner
  * sphere or voxel), plus the run-time bank. */
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "voxel_internal.h"
 
 #include "check_alloc.h"
+#include "check_prox.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(void)
@@ -331,6 +333,598 @@ static void test_files(void)
     }
     CHECK(prox_voxmap_from_cloud(xyz, 0.1, 5, &c, err, sizeof err) != 0 && strstr(err, "class"), "%s", err);
     char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
+/* ---------------- point clouds: the PLY reader's types, byte orders and refusals ---------------- */
+
+/* a file of n bytes in tmpdir (binary PLYs); its path, in a static buffer
+ * like write_tmp's */
+static const char *write_bytes(const char *name, const unsigned char *b, size_t n)
+{
+    static char path[160];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f) {
+        CHECK(fwrite(b, 1, n, f) == n, "short write %s", path);
+        fclose(f);
+    }
+    return path;
+}
+
+typedef struct ply_col {
+    const char *type, *name;
+} ply_col;
+
+/* v as the PLY scalar `type` at out, byte by byte in the given order (big:
+ * most significant first); returns its size. The sizes are the PLY
+ * specification's, written out here rather than taken from the reader, and
+ * the bytes come from shifts, so the file is the same on any host. */
+static int ply_put(unsigned char *out, const char *type, double v, int big)
+{
+    static const struct {
+        const char *n;
+        int size;
+    } ints[] = {{"char", 1},  {"int8", 1},  {"uchar", 1}, {"uint8", 1},  {"short", 2}, {"int16", 2},
+                {"ushort", 2}, {"uint16", 2}, {"int", 4},   {"int32", 4}, {"uint", 4},  {"uint32", 4}};
+    uint64_t bits = 0;
+    int size = 0;
+    if (!strcmp(type, "float") || !strcmp(type, "float32")) {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits = u, size = 4;
+    } else if (!strcmp(type, "double") || !strcmp(type, "float64")) {
+        memcpy(&bits, &v, 8);
+        size = 8;
+    } else {
+        for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+            if (!strcmp(type, ints[i].n))
+                size = ints[i].size;
+        bits = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v; /* two's complement, cut to size below */
+    }
+    CHECK(size > 0, "test bug: type %s", type);
+    for (int i = 0; i < size; i++)
+        out[big ? size - 1 - i : i] = (unsigned char)(bits >> (8 * i));
+    return size;
+}
+
+/* A binary PLY in buf: nv vertices of the np columns (vals row by row),
+ * `after` (more header lines: elements after the vertices) before
+ * end_header, then `tail` bytes of those elements. Returns its length. */
+static size_t ply_binary(unsigned char *buf, size_t cap, int big, const ply_col *c, int np, int nv, const double *vals,
+                         const char *after, const char *tail, size_t tail_len)
+{
+    size_t n = (size_t)snprintf((char *)buf, cap, "ply\nformat %s 1.0\ncomment made by test_voxel_cross\nelement vertex %d\n",
+                                big ? "binary_big_endian" : "binary_little_endian", nv);
+    for (int k = 0; k < np; k++)
+        n += (size_t)snprintf((char *)buf + n, cap - n, "property %s %s\n", c[k].type, c[k].name);
+    n += (size_t)snprintf((char *)buf + n, cap - n, "%send_header\n", after ? after : "");
+    for (int i = 0; i < nv; i++)
+        for (int k = 0; k < np; k++) {
+            CHECK(n + 8 <= cap, "test bug: buffer");
+            n += (size_t)ply_put(buf + n, c[k].type, vals[i * np + k], big);
+        }
+    CHECK(n + tail_len <= cap, "test bug: buffer");
+    memcpy(buf + n, tail, tail_len);
+    return n + tail_len;
+}
+
+/* the cloud at path read at `cell` (class unknown): the map's origin and
+ * dims as given, exactly the ncells cells listed occupied */
+static void expect_cloud(const char *what, const char *path, double cell, prox_vec3 origin, uint32_t nx, uint32_t ny, uint32_t nz,
+                         const int32_t (*cells)[3], int ncells)
+{
+    prox_voxmap *m = NULL;
+    char err[512] = "";
+    CHECK(prox_voxmap_from_cloud(path, cell, PROX_VOXEL_UNKNOWN, &m, err, sizeof err) == 0 && m, "%s: %s", what, err);
+    if (!m)
+        return;
+    prox_voxmap_def d;
+    prox_voxmap_def_get(m, &d);
+    CHECK(d.cell == cell, "%s: cell %.17g", what, d.cell);
+    CHECK(d.origin.x == origin.x && d.origin.y == origin.y && d.origin.z == origin.z,
+          "%s: origin %.17g %.17g %.17g, want %.17g %.17g %.17g", what, d.origin.x, d.origin.y, d.origin.z, origin.x, origin.y,
+          origin.z);
+    CHECK(d.dims[0] == nx && d.dims[1] == ny && d.dims[2] == nz, "%s: dims %u %u %u, want %u %u %u", what, d.dims[0], d.dims[1],
+          d.dims[2], nx, ny, nz);
+    for (int i = 0; i < ncells; i++)
+        CHECK(prox_voxmap_get(m, cells[i][0], cells[i][1], cells[i][2]) == PROX_VOXEL_UNKNOWN, "%s: cell %d %d %d not set", what,
+              cells[i][0], cells[i][1], cells[i][2]);
+    CHECK(prox_voxmap_count(m, 1u << PROX_VOXEL_UNKNOWN) == (uint32_t)ncells &&
+              prox_voxmap_count(m, PROX_CLASS_ALL) == (uint32_t)ncells,
+          "%s: %u cells, want %d", what, prox_voxmap_count(m, PROX_CLASS_ALL), ncells);
+    prox_voxmap_free(m);
+}
+
+/* the cloud at path refused: no map, one line naming the file (its last
+ * component `name`) and containing `needle` */
+static void expect_cloud_error(const char *path, double cell, const char *name, const char *needle)
+{
+    prox_voxmap *m = (prox_voxmap *)1;
+    char err[512] = "";
+    int rc = prox_voxmap_from_cloud(path, cell, PROX_VOXEL_OBSTACLE, &m, err, sizeof err);
+    CHECK(rc != 0 && m == NULL, "%s should be refused", name);
+    if (rc == 0)
+        prox_voxmap_free(m);
+    const char *at = strstr(err, name);
+    CHECK(at && (at[strlen(name)] == ':' || at[strlen(name)] == ' ') && strstr(err, needle) && !strchr(err, '\n'),
+          "%s: message '%s' lacks '%s'", name, err, needle);
+}
+
+static void test_cloud_reader(void)
+{
+    strcpy(tmpdir, "/tmp/test_cloud_XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
+    static unsigned char buf[1 << 16];
+    size_t n;
+
+    /* signed integers of 1, 2 and 4 bytes (the names and their aliases),
+     * negative and positive, an unsigned column between them to skip and
+     * faces after the vertices to ignore, in both byte orders; cell 1, so
+     * each value is its cell index plus the minimum */
+    const ply_col sig[2][4] = {{{"char", "x"}, {"ushort", "red"}, {"short", "y"}, {"int", "z"}},
+                               {{"int8", "x"}, {"uint16", "red"}, {"int16", "y"}, {"int32", "z"}}};
+    const double sval[] = {-128, 65535, -300, -70000, /**/ 127, 1, 200, -69990, /**/ -1, 0, -1, -69999};
+    const int32_t scells[][3] = {{0, 0, 0}, {255, 500, 10}, {127, 299, 1}};
+    const char face[] = {3, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0};
+    for (int big = 0; big < 2; big++) {
+        n = ply_binary(buf, sizeof buf, big, sig[big], 4, 3, sval, "element face 1\nproperty list uchar int vertex_indices\n", face,
+                       sizeof face);
+        const char *p = write_bytes("signed.ply", buf, n);
+        expect_cloud(big ? "signed, big endian" : "signed, little endian", p, 1.0, prox_v3(-128, -300, -70000), 256, 501, 11, scells,
+                     3);
+        /* the same file cut inside the third vertex (before its z) */
+        p = write_bytes("cut.ply", buf, n - sizeof face - 3);
+        expect_cloud_error(p, 1.0, "cut.ply", "truncated PLY (2 of 3 vertices)");
+    }
+    /* unsigned integers with the top bit set (no sign extension) */
+    const ply_col uns[2][4] = {{{"uchar", "x"}, {"char", "pad"}, {"ushort", "y"}, {"uint", "z"}},
+                               {{"uint8", "x"}, {"int8", "pad"}, {"uint16", "y"}, {"uint32", "z"}}};
+    const double uval[] = {255, -5, 65535, 4294967295.0, /**/ 200, 7, 65500, 4294967200.0, /**/ 0, -1, 65530, 4294967290.0};
+    const int32_t ucells[][3] = {{255, 35, 95}, {200, 0, 0}, {0, 30, 90}};
+    for (int big = 0; big < 2; big++) {
+        n = ply_binary(buf, sizeof buf, big, uns[big], 4, 3, uval, NULL, "", 0);
+        expect_cloud(big ? "unsigned, big endian" : "unsigned, little endian", write_bytes("unsigned.ply", buf, n), 1.0,
+                     prox_v3(0, 65500, 4294967200.0), 256, 36, 96, ucells, 3);
+    }
+    /* 4- and 8-byte floats (values exact in a float), cell 0.25 */
+    const ply_col flt[4] = {{"float", "x"}, {"double", "nx"}, {"float32", "y"}, {"float64", "z"}};
+    const double fval[] = {-2.25, 1e300, 0.5, 3.125, /**/ 1.75, -7, -0.75, 3.0, /**/ 0.0, 0, 0.25, 4.5};
+    const int32_t fcells[][3] = {{0, 5, 0}, {16, 0, 0}, {9, 4, 6}};
+    for (int big = 0; big < 2; big++) {
+        n = ply_binary(buf, sizeof buf, big, flt, 4, 3, fval, NULL, "", 0);
+        expect_cloud(big ? "floats, big endian" : "floats, little endian", write_bytes("float.ply", buf, n), 0.25,
+                     prox_v3(-2.25, -0.75, 3.0), 17, 6, 7, fcells, 3);
+    }
+    /* the most vertex properties (64 doubles, a 512-byte record): x first,
+     * y in the middle, z last; a 65th is refused on its line (68) */
+    {
+        ply_col many[65];
+        static char names[65][16];
+        double mval[2 * 64];
+        for (int k = 0; k < 65; k++) {
+            snprintf(names[k], sizeof names[k], "p%d", k);
+            many[k].type = "double", many[k].name = k == 0 ? "x" : k == 31 ? "y" : k == 63 ? "z" : names[k];
+        }
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 64; k++)
+                mval[i * 64 + k] = k == 0 ? 1.0 + i : k == 31 ? 2.0 - 2 * i : k == 63 ? 3.0 + 3 * i : -1e9 * k;
+        const int32_t mcells[][3] = {{0, 2, 0}, {1, 0, 3}};
+        n = ply_binary(buf, sizeof buf, 1, many, 64, 2, mval, NULL, "", 0);
+        expect_cloud("64 properties", write_bytes("many.ply", buf, n), 1.0, prox_v3(1, 0, 3), 2, 3, 4, mcells, 2);
+        n = ply_binary(buf, sizeof buf, 0, many, 65, 0, mval, NULL, "", 0);
+        expect_cloud_error(write_bytes("many65.ply", buf, n), 1.0, "many65.ply", ":69: unsupported vertex property type");
+    }
+    /* a non-finite binary vertex: +inf as a big-endian float in the second */
+    {
+        const ply_col c[3] = {{"float", "x"}, {"float", "y"}, {"float", "z"}};
+        const double v[] = {0, 0, 0, 1, INFINITY, 1};
+        n = ply_binary(buf, sizeof buf, 1, c, 3, 2, v, NULL, "", 0);
+        expect_cloud_error(write_bytes("inf.ply", buf, n), 1.0, "inf.ply", "vertex 1 is not finite");
+    }
+
+    /* ascii: the columns in another order with one to skip, an element
+     * before the vertices (skipped by lines, one of them longer than the
+     * line buffer), comments and obj_info in the header */
+    char text[4096], longline[700];
+    memset(longline, '7', 600);
+    longline[0] = '4', longline[1] = ' ', longline[600] = 0;
+    snprintf(text, sizeof text,
+             "ply\nformat ascii 1.0\ncomment a cloud\nobj_info from the test\nelement face 2\nproperty list uchar int vertex_indices\n"
+             "element vertex 2\nproperty float z\nproperty uchar red\nproperty float x\nproperty float y\nend_header\n"
+             "3 0 1 1\n%s\n0.3 255 -1.0 2.0\n0.05 0 0.5 3.0\n",
+             longline);
+    const int32_t acells[][3] = {{0, 0, 0}, {3, 2, 0}};
+    expect_cloud("ascii, permuted columns", write_tmp("perm.ply", text), 0.5, prox_v3(-1, 2, 0.05), 4, 3, 1, acells, 2);
+    /* the boundary of 65536 cells on an axis, both ways */
+    const int32_t wcells[][3] = {{0, 0, 0}, {65535, 0, 0}};
+    const char *hdr3 =
+        "ply\nformat ascii 1.0\nelement vertex 2\nproperty double x\nproperty double y\nproperty double z\nend_header\n";
+    snprintf(text, sizeof text, "%s0 0 0\n65535.5 0 0\n", hdr3);
+    expect_cloud("65536 cells", write_tmp("wide.ply", text), 1.0, prox_v3(0, 0, 0), 65536, 1, 1, wcells, 2);
+    snprintf(text, sizeof text, "%s0 0 0\n0 32768 0\n", hdr3);
+    expect_cloud_error(write_tmp("wider.ply", text), 0.5, "wider.ply", "spans 65537 cells on an axis at cell 0.5 (at most 65536)");
+
+    /* refusals, each naming the file (and the line or vertex) */
+    expect_cloud_error(write_tmp("magic.ply", "plx\nformat ascii 1.0\n"), 1.0, "magic.ply", "not a PLY file");
+    expect_cloud_error(write_tmp("empty.ply", ""), 1.0, "empty.ply", "not a PLY file");
+    expect_cloud_error(write_tmp("nohdrend.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"), 1.0, "nohdrend.ply",
+                       "truncated PLY header (no end_header)");
+    snprintf(text, sizeof text, "ply\nformat ascii 1.0\ncomment %s\nend_header\n", longline);
+    expect_cloud_error(write_tmp("longhdr.ply", text), 1.0, "longhdr.ply", "longhdr.ply:3: header line longer than 510 characters");
+    expect_cloud_error(write_tmp("fmt.ply", "ply\nformat binary_middle_endian 1.0\nend_header\n"), 1.0, "fmt.ply",
+                       "fmt.ply:2: unknown PLY format 'binary_middle_endian'");
+    expect_cloud_error(write_tmp("elem.ply", "ply\nformat ascii 1.0\ncomment x\nelement vertex many\nend_header\n"), 1.0, "elem.ply",
+                       "elem.ply:4: malformed element line");
+    expect_cloud_error(write_tmp("binfirst.ply", "ply\nformat binary_little_endian 1.0\nelement face 1\n"
+                                                 "property list uchar int vertex_indices\nelement vertex 1\nproperty float x\n"
+                                                 "property float y\nproperty float z\nend_header\n"),
+                       1.0, "binfirst.ply", "binary PLY with elements before the vertices is not supported");
+    expect_cloud_error(write_tmp("list.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty list uchar float y\n"
+                                             "end_header\n0 1 0\n"),
+                       1.0, "list.ply", "list.ply:5: list properties on vertices are not supported");
+    expect_cloud_error(write_tmp("half.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                                             "property half z\nend_header\n0 0 0\n"),
+                       1.0, "half.ply", "half.ply:6: unsupported vertex property type 'half'");
+    expect_cloud_error(write_tmp("nofmt.ply", "ply\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
+                                              "end_header\n0 0 0\n"),
+                       1.0, "nofmt.ply", "PLY header lacks a format or a vertex element with x, y, z");
+    expect_cloud_error(write_tmp("noz.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+                                            "property float w\nend_header\n0 0 0\n"),
+                       1.0, "noz.ply", "PLY header lacks a format or a vertex element with x, y, z");
+    expect_cloud_error(write_tmp("novert.ply", "ply\nformat ascii 1.0\nelement point 1\nproperty float x\nproperty float y\n"
+                                               "property float z\nend_header\n0 0 0\n"),
+                       1.0, "novert.ply", "PLY header lacks a format or a vertex element with x, y, z");
+    expect_cloud_error(write_tmp("huge.ply", "ply\nformat ascii 1.0\nelement vertex 300000000\nproperty float x\nproperty float y\n"
+                                             "property float z\nend_header\n0 0 0\n"),
+                       1.0, "huge.ply", "300000000 vertices is too many");
+    expect_cloud_error(write_tmp("before.ply", "ply\nformat ascii 1.0\nelement face 3\nproperty list uchar int vertex_indices\n"
+                                               "element vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n"
+                                               "3 0 0 0\n3 0 0 0\n"),
+                       1.0, "before.ply", "truncated PLY (elements before the vertices)");
+    snprintf(text, sizeof text, "%s0 0 0\n%s\n", hdr3, longline);
+    expect_cloud_error(write_tmp("longvert.ply", text), 1.0, "longvert.ply", "vertex 1: line longer than 510 characters");
+    expect_cloud_error(write_tmp("few.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                                            "property float z\nproperty uchar red\nend_header\n0 0 0 1\n1 1 1 1\n2 2 2\n"),
+                       1.0, "few.ply", "vertex 2 has 3 values, want 4");
+    expect_cloud_error(write_tmp("short.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                                              "property float z\nend_header\n0 0 0\n1 1 1\n"),
+                       1.0, "short.ply", "truncated PLY (2 of 3 vertices)");
+    expect_cloud_error(write_tmp("nan.ply", "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+                                            "property float z\nend_header\n0 0 0\n1 nan 1\n"),
+                       1.0, "nan.ply", "vertex 1 is not finite");
+    expect_cloud_error(write_tmp("none.ply", "ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\n"
+                                             "property float z\nend_header\n"),
+                       1.0, "none.ply", "the cloud has no points");
+    expect_cloud_error("/nonexistent/cloud.ply", 1.0, "/nonexistent/cloud.ply", "No such file");
+    /* .xyz: a line longer than the buffer, a non-finite point, no points */
+    snprintf(text, sizeof text, "0 0 0\n# a comment\n%s\n", longline);
+    expect_cloud_error(write_tmp("long.xyz", text), 1.0, "long.xyz", "long.xyz:3: line longer than 510 characters");
+    /* the longest line read is 510 characters: one of 510 is a point, one of 511 refused */
+    {
+        const int32_t ocells[][3] = {{0, 0, 0}, {2, 4, 6}};
+        snprintf(text, sizeof text, "0 0 0\n2 4 6%505s\n", "");
+        CHECK(strlen(strchr(text, '\n') + 1) == 511, "test bug: %zu", strlen(strchr(text, '\n') + 1));
+        expect_cloud("510-character line", write_tmp("510.xyz", text), 1.0, prox_v3(0, 0, 0), 3, 5, 7, ocells, 2);
+        snprintf(text, sizeof text, "0 0 0\n2 4 6%506s\n", "");
+        expect_cloud_error(write_tmp("511.xyz", text), 1.0, "511.xyz", "511.xyz:2: line longer than 510 characters");
+    }
+    expect_cloud_error(write_tmp("inf.xyz", "0 0 0\n1 inf 1\n"), 1.0, "inf.xyz", "inf.xyz:2: want 'x y z' (finite numbers)");
+    expect_cloud_error(write_tmp("none.xyz", "# nothing\n\n"), 1.0, "none.xyz", "the cloud has no points");
+    /* the cell size */
+    const char *ok = write_tmp("ok.xyz", "0 0 0\n1 1 1\n");
+    const double bad_cells[] = {0, -1, INFINITY, NAN};
+    for (int i = 0; i < 4; i++)
+        expect_cloud_error(ok, bad_cells[i], "ok.xyz", "the cell size must be a positive number");
+
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
+/* ---------------- the prox tool: prox info, prox voxels ---------------- */
+
+static char prox_bin[1024];
+
+/* the value of `key: ` among the n lines of out, or NULL */
+static const char *info_value(char out[][256], int n, const char *key)
+{
+    size_t k = strlen(key);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(out[i], key, k) && out[i][k] == ':' && out[i][k + 1] == ' ')
+            return out[i] + k + 2;
+    return NULL;
+}
+
+/* `key: a b c` (count numbers) within tol of want */
+static void expect_info_numbers(char out[][256], int n, const char *what, const char *key, const double *want, int count)
+{
+    const char *v = info_value(out, n, key);
+    double got[3] = {NAN, NAN, NAN};
+    int k = v ? sscanf(v, "%lf %lf %lf", &got[0], &got[1], &got[2]) : 0;
+    CHECK(k == count, "%s: '%s' line: %s", what, key, v ? v : "(missing)");
+    for (int i = 0; i < count && i < k; i++)
+        CHECK(fabs(got[i] - want[i]) <= 1e-9 * (1 + fabs(want[i])), "%s: %s[%d] = %.12g, want %.12g", what, key, i, got[i], want[i]);
+}
+
+static void expect_info_text(char out[][256], int n, const char *what, const char *key, const char *want)
+{
+    const char *v = info_value(out, n, key);
+    CHECK(v && !strncmp(v, want, strlen(want)) && v[strlen(want)] == '\n', "%s: '%s' is '%s', want '%s'", what, key,
+          v ? v : "(missing)", want);
+}
+
+/* two maps the same: header and every cell */
+static void expect_same_map(const char *what, const prox_voxmap *a, const prox_voxmap *b)
+{
+    prox_voxmap_def da, db;
+    prox_voxmap_def_get(a, &da);
+    prox_voxmap_def_get(b, &db);
+    CHECK(da.cell == db.cell && da.origin.x == db.origin.x && da.origin.y == db.origin.y && da.origin.z == db.origin.z &&
+              da.dims[0] == db.dims[0] && da.dims[1] == db.dims[1] && da.dims[2] == db.dims[2],
+          "%s: headers differ (cell %.17g %.17g, dims %u %u %u vs %u %u %u)", what, da.cell, db.cell, da.dims[0], da.dims[1],
+          da.dims[2], db.dims[0], db.dims[1], db.dims[2]);
+    int diff = 0;
+    for (uint32_t z = 0; z < da.dims[2] && z < db.dims[2]; z++)
+        for (uint32_t y = 0; y < da.dims[1] && y < db.dims[1]; y++)
+            for (uint32_t x = 0; x < da.dims[0] && x < db.dims[0]; x++)
+                diff += prox_voxmap_get(a, (int32_t)x, (int32_t)y, (int32_t)z) !=
+                        prox_voxmap_get(b, (int32_t)x, (int32_t)y, (int32_t)z);
+    CHECK(diff == 0, "%s: %d cells differ", what, diff);
+    CHECK(prox_voxmap_count(a, PROX_CLASS_ALL) == prox_voxmap_count(b, PROX_CLASS_ALL), "%s: %u vs %u voxels", what,
+          prox_voxmap_count(a, PROX_CLASS_ALL), prox_voxmap_count(b, PROX_CLASS_ALL));
+}
+
+static void test_cli_info_voxels(void)
+{
+    FILE *t = fopen(prox_bin, "r");
+    if (!t) {
+        CHECK(0, "prox tool not found at %s (build it first)", prox_bin);
+        return;
+    }
+    fclose(t);
+    strcpy(tmpdir, "/tmp/test_voxcli_XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
+    char out[64][256], err[256], cmd[4096], path[256];
+    int n;
+
+    /* prox info on a closed box 1 x 2 x 3 centred at (1, -2, 0.25) (every
+     * coordinate exact in a float): volume 6, area 2 (2 + 6 + 3) = 22 */
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.5, 1, 1.5));
+    prox_mesh_transform(box, 1.0, prox_v3(1, -2, 0.25));
+    snprintf(path, sizeof path, "%s/box.off", tmpdir);
+    check_write_off(path, box);
+    snprintf(cmd, sizeof cmd, "%s info %s", prox_bin, path);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 15, "prox info box: %d lines, %s", n, err);
+    {
+        char want[300];
+        snprintf(want, sizeof want, "%s", path);
+        expect_info_text(out, n, "box", "file", want);
+        expect_info_text(out, n, "box", "triangles", "12");
+        expect_info_text(out, n, "box", "vertices", "8");
+        expect_info_text(out, n, "box", "welded_vertices", "0");
+        expect_info_text(out, n, "box", "dropped_degenerate", "0");
+        expect_info_text(out, n, "box", "closed", "yes");
+        expect_info_text(out, n, "box", "boundary_edges", "0");
+        expect_info_text(out, n, "box", "nonmanifold_edges", "0");
+        expect_info_text(out, n, "box", "oriented", "yes");
+        expect_info_text(out, n, "box", "misoriented_edges", "0");
+        const double vol = 6, area = 22, lo[3] = {0.5, -3, -1.25}, hi[3] = {1.5, -1, 1.75}, c[3] = {1, -2, 0.25};
+        expect_info_numbers(out, n, "box", "volume", &vol, 1);
+        expect_info_numbers(out, n, "box", "area", &area, 1);
+        expect_info_numbers(out, n, "box", "bbox_min", lo, 3);
+        expect_info_numbers(out, n, "box", "bbox_max", hi, 3);
+        expect_info_numbers(out, n, "box", "centroid", c, 3);
+        CHECK(info_value(out, n, "note") == NULL, "a closed mesh has no note");
+    }
+    /* the same box as a soup: each triangle with 3 vertices of its own,
+     * and a 37th vertex, a copy of the first, in a 13th triangle that the
+     * weld makes degenerate: 37 - 8 = 29 vertices welded, 1 dropped */
+    snprintf(path, sizeof path, "%s/soup.off", tmpdir);
+    FILE *sf = fopen(path, "w");
+    CHECK(sf != NULL, "cannot write %s", path);
+    if (sf) {
+        fprintf(sf, "OFF\n37 13 0\n");
+        for (int k = 0; k < 37; k++) {
+            prox_vec3 v = box->vertices[box->triangles[k < 36 ? k / 3 : 0][k < 36 ? k % 3 : 0]];
+            fprintf(sf, "%.17g %.17g %.17g\n", v.x, v.y, v.z);
+        }
+        for (int k = 0; k < 12; k++)
+            fprintf(sf, "3 %d %d %d\n", 3 * k, 3 * k + 1, 3 * k + 2);
+        fprintf(sf, "3 0 1 36\n");
+        fclose(sf);
+    }
+    snprintf(cmd, sizeof cmd, "%s info %s", prox_bin, path);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 15, "prox info soup: %d lines, %s", n, err);
+    expect_info_text(out, n, "soup", "triangles", "12");
+    expect_info_text(out, n, "soup", "vertices", "8");
+    expect_info_text(out, n, "soup", "welded_vertices", "29");
+    expect_info_text(out, n, "soup", "dropped_degenerate", "1");
+    expect_info_text(out, n, "soup", "closed", "yes");
+    {
+        const double vol = 6;
+        expect_info_numbers(out, n, "soup", "volume", &vol, 1);
+    }
+    /* the box less one triangle: that triangle's 3 edges are boundary
+     * edges, and the last line says so */
+    prox_mesh *open =
+        prox_mesh_from_arrays(box->vertices, box->vertex_count, (const uint32_t(*)[3])box->triangles, box->triangle_count - 1);
+    snprintf(path, sizeof path, "%s/open.off", tmpdir);
+    check_write_off(path, open);
+    snprintf(cmd, sizeof cmd, "%s info %s", prox_bin, path);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 16, "prox info open: %d lines, %s", n, err);
+    expect_info_text(out, n, "open", "triangles", "11");
+    expect_info_text(out, n, "open", "closed", "no");
+    expect_info_text(out, n, "open", "boundary_edges", "3");
+    expect_info_text(out, n, "open", "nonmanifold_edges", "0");
+    CHECK(n == 16 && !strcmp(out[15], "note: the mesh is not closed (3 boundary edges); inner sphere trees need a watertight mesh\n"),
+          "open mesh note: '%s'", n == 16 ? out[15] : "");
+    /* an icosphere of 2 subdivisions: 20 * 4^2 = 320 triangles, 480
+     * edges, 2 - 320 + 480 = 162 vertices (Euler); a 16 x 8 torus: 256
+     * triangles, 128 vertices */
+    prox_mesh *sph = prox_mesh_make_sphere(1.0, 2), *tor = prox_mesh_make_torus(0.6, 0.2, 16, 8);
+    const char *names[2] = {"sphere.off", "torus.off"}, *tris[2] = {"320", "256"}, *verts[2] = {"162", "128"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, names[k]);
+        check_write_off(path, k ? tor : sph);
+        snprintf(cmd, sizeof cmd, "%s info %s", prox_bin, path);
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 15, "prox info %s: %d lines, %s", names[k], n, err);
+        expect_info_text(out, n, names[k], "triangles", tris[k]);
+        expect_info_text(out, n, names[k], "vertices", verts[k]);
+        expect_info_text(out, n, names[k], "closed", "yes");
+        expect_info_text(out, n, names[k], "oriented", "yes");
+        if (k == 0) {
+            /* the icosphere's volume: below the unit ball's, above that of
+             * the ball inscribed in it (its faces' centres lie beyond 0.98) */
+            const char *v = info_value(out, n, "volume");
+            double vol = v ? atof(v) : 0, ball = 4.0 / 3.0 * 3.14159265358979;
+            CHECK(vol < ball && vol > ball * 0.98 * 0.98 * 0.98, "icosphere volume %.10g (ball %.10g)", vol, ball);
+        }
+    }
+    /* prox info's refusals: the argument count (2), a missing file (1, named) */
+    snprintf(cmd, sizeof cmd, "%s info", prox_bin);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && n == 0 && strstr(err, "usage: prox info MESH"), "no mesh: %s", err);
+    snprintf(cmd, sizeof cmd, "%s info %s %s", prox_bin, path, path);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 2 && n == 0 && strstr(err, "usage: prox info MESH"), "two meshes: %s", err);
+    snprintf(cmd, sizeof cmd, "%s info %s/missing.off", prox_bin, tmpdir);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "missing.off"), "missing mesh: %s", err);
+
+    /* prox voxels on a cloud whose cells are worked out by hand (cell 0.1:
+     * x 0..1 -> 11 cells, y 0..0.5 -> 6, z 0..0.25 -> 3; 4 distinct
+     * cells of 198, 2.020%) */
+    char hand[256], cloud[256], vox[256];
+    snprintf(hand, sizeof hand, "%s",
+             write_tmp("hand.xyz", "# a cloud\n0 0 0\n0.05 0.01 0.02\n0.95 0.5 0.25\n1.0 0.5 0.25\n0.31 0.42 0.1\n"));
+    snprintf(cloud, sizeof cloud, "%s", hand);
+    snprintf(vox, sizeof vox, "%s/hand.vox", tmpdir);
+    for (int cls = 1; cls <= 2; cls++) {
+        remove(vox);
+        /* the options before the input the second time */
+        if (cls == 1)
+            snprintf(cmd, sizeof cmd, "%s voxels %s -o %s --cell 0.1", prox_bin, cloud, vox);
+        else
+            snprintf(cmd, sizeof cmd, "%s voxels --class unknown -o %s --cell 0.1 %s", prox_bin, vox, cloud);
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 9, "prox voxels hand.xyz: %d lines, %s", n, err);
+        expect_info_text(out, n, "voxels", "cloud", cloud);
+        expect_info_text(out, n, "voxels", "cell", "0.1");
+        expect_info_text(out, n, "voxels", "origin", "0 0 0");
+        expect_info_text(out, n, "voxels", "dims", "11 6 3");
+        expect_info_text(out, n, "voxels", "voxels",
+                         cls == 1 ? "4 (obstacle), 2.020% of the grid" : "4 (unknown), 2.020% of the grid");
+        expect_info_text(out, n, "voxels", "written", vox);
+        prox_voxmap *m = NULL;
+        char lerr[512] = "";
+        CHECK(prox_voxmap_load(vox, &m, lerr, sizeof lerr) == 0 && m, "load %s: %s", vox, lerr);
+        if (m) {
+            prox_voxmap_def d;
+            prox_voxmap_def_get(m, &d);
+            CHECK(d.cell == 0.1 && d.origin.x == 0 && d.origin.y == 0 && d.origin.z == 0 && d.dims[0] == 11 && d.dims[1] == 6 &&
+                      d.dims[2] == 3,
+                  "hand.vox header");
+            const int32_t want[4][3] = {{0, 0, 0}, {3, 4, 1}, {9, 5, 2}, {10, 5, 2}};
+            for (int i = 0; i < 4; i++)
+                CHECK(prox_voxmap_get(m, want[i][0], want[i][1], want[i][2]) == (uint32_t)cls, "hand.vox cell %d %d %d", want[i][0],
+                      want[i][1], want[i][2]);
+            CHECK(prox_voxmap_count(m, 1u << cls) == 4 && prox_voxmap_count(m, PROX_CLASS_ALL) == 4, "hand.vox: %u voxels",
+                  prox_voxmap_count(m, PROX_CLASS_ALL));
+            prox_voxmap_free(m);
+        }
+    }
+    /* random clouds, a big-endian float PLY and an XYZ file: the written
+     * map, read back, is prox_voxmap_from_cloud's on the same file, cell by
+     * cell */
+    {
+        static unsigned char buf[1 << 16];
+        enum { NP = 1500 };
+        static double vals[NP * 3];
+        unsigned long long s = 6060;
+        for (int i = 0; i < NP * 3; i++)
+            vals[i] = check_rng_uniform(&s, -1.0, 1.5);
+        const ply_col c[3] = {{"float", "x"}, {"float", "y"}, {"float", "z"}};
+        size_t len = ply_binary(buf, sizeof buf, 1, c, 3, NP, vals, NULL, "", 0);
+        write_bytes("rand.ply", buf, len);
+        FILE *f = fopen(write_tmp("rand.xyz", ""), "w");
+        for (int i = 0; f && i < NP; i++)
+            fprintf(f, "%.17g %.17g %.17g\n", vals[3 * i], vals[3 * i + 1], vals[3 * i + 2]);
+        if (f)
+            fclose(f);
+        const char *files[2] = {"rand.ply", "rand.xyz"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(cloud, sizeof cloud, "%s/%s", tmpdir, files[k]);
+            snprintf(vox, sizeof vox, "%s/rand%d.vox", tmpdir, k);
+            snprintf(cmd, sizeof cmd, "%s voxels %s -o %s --cell 0.125 --class obstacle", prox_bin, cloud, vox);
+            CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == 9, "prox voxels %s: %d lines, %s", files[k], n, err);
+            prox_voxmap *got = NULL, *ref = NULL;
+            char lerr[512] = "";
+            CHECK(prox_voxmap_load(vox, &got, lerr, sizeof lerr) == 0, "load %s: %s", vox, lerr);
+            CHECK(prox_voxmap_from_cloud(cloud, 0.125, PROX_VOXEL_OBSTACLE, &ref, lerr, sizeof lerr) == 0, "%s: %s", cloud, lerr);
+            if (got && ref) {
+                expect_same_map(files[k], got, ref);
+                char want[64];
+                snprintf(want, sizeof want, "%u (obstacle)", prox_voxmap_count(ref, PROX_CLASS_ALL));
+                const char *v = info_value(out, n, "voxels");
+                CHECK(v && !strncmp(v, want, strlen(want)), "%s: voxels line '%s', want '%s'", files[k], v ? v : "", want);
+                /* 1500 points in 20^3 cells: most cells distinct */
+                CHECK(prox_voxmap_count(ref, PROX_CLASS_ALL) > 1000, "%s: %u voxels", files[k],
+                      prox_voxmap_count(ref, PROX_CLASS_ALL));
+            }
+            prox_voxmap_free(got);
+            prox_voxmap_free(ref);
+        }
+    }
+    /* prox voxels' refusals: exit 2 with the usage or the option named,
+     * exit 1 naming a file it cannot read or write; no map written. In
+     * the arguments, C stands for the cloud and V for the map. */
+    snprintf(vox, sizeof vox, "%s/refused.vox", tmpdir);
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {{"C --cell 0.1", "usage: prox voxels CLOUD"},
+               {"C -o V", "usage: prox voxels CLOUD"},
+               {"-o V --cell 0.1", "usage: prox voxels CLOUD"},
+               {"C -o V --cell 0", "--cell needs a positive number (metres), got '0'"},
+               {"C -o V --cell -1", "--cell needs a positive number (metres), got '-1'"},
+               {"C -o V --cell abc", "--cell needs a positive number (metres), got 'abc'"},
+               {"C -o V --cell inf", "--cell needs a positive number (metres), got 'inf'"},
+               {"C -o V --cell 0.1x", "--cell needs a positive number (metres), got '0.1x'"},
+               {"C -o V --cell 0.1 --class wall", "--class is obstacle or unknown, got 'wall'"},
+               {"C -o V --cell 0.1 --frob", "usage: prox voxels CLOUD"},
+               {"--frob -o V --cell 0.1", "usage: prox voxels CLOUD"},
+               {"C -o V --cell", "usage: prox voxels CLOUD"},
+               {"C C -o V --cell 0.1", "usage: prox voxels CLOUD"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char args[1024] = "";
+        for (const char *a = bad[k].args; *a; a++) {
+            size_t len = strlen(args);
+            if (*a == 'C' || *a == 'V')
+                snprintf(args + len, sizeof args - len, "%s", *a == 'C' ? hand : vox);
+            else
+                snprintf(args + len, sizeof args - len, "%c", *a);
+        }
+        snprintf(cmd, sizeof cmd, "%s voxels %s", prox_bin, args);
+        int rc = check_run_cmd(cmd, out, 64, &n, err);
+        CHECK(rc == 2 && n == 0 && strstr(err, bad[k].needle), "voxels %s: exit %d, '%s' lacks '%s'", bad[k].args, rc, err,
+              bad[k].needle);
+        CHECK(access(vox, F_OK) != 0, "voxels %s wrote %s", bad[k].args, vox);
+    }
+    snprintf(cmd, sizeof cmd, "%s voxels %s/missing.xyz -o %s --cell 0.1", prox_bin, tmpdir, vox);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "prox: ") && strstr(err, "missing.xyz: "),
+          "missing cloud: %s", err);
+    CHECK(access(vox, F_OK) != 0, "a missing cloud wrote %s", vox);
+    const char *badply = write_tmp("few.ply", "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+                                              "property float z\nend_header\n0 0 0\n1 1\n");
+    snprintf(cmd, sizeof cmd, "%s voxels %s -o %s --cell 0.1", prox_bin, badply, vox);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "few.ply: vertex 1 has 2 values, want 3"),
+          "bad cloud: %s", err);
+    snprintf(cmd, sizeof cmd, "%s voxels %s -o %s/nodir/x.vox --cell 0.1", prox_bin, hand, tmpdir);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "nodir/x.vox: "), "unwritable map: %s", err);
+
+    prox_mesh_free(box);
+    prox_mesh_free(open);
+    prox_mesh_free(sph);
+    prox_mesh_free(tor);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     CHECK(system(cmd) == 0, "cleanup");
 }
@@ -844,9 +1438,12 @@ static void test_no_allocation(void)
 int main(int argc, char **argv)
 {
     (void)argc;
+    check_find_prox(argv[0], prox_bin, sizeof prox_bin);
     RUN_TEST(test_random_updates);
     RUN_TEST(test_capacity_and_records);
     RUN_TEST(test_files);
+    RUN_TEST(test_cloud_reader);
+    RUN_TEST(test_cli_info_voxels);
     RUN_TEST(test_updates_visible);
     RUN_TEST(test_mesh_voxel_brute);
     RUN_TEST(test_ist_voxel_brute);
