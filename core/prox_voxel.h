@@ -88,8 +88,11 @@ void prox_voxmap_foreach(const prox_voxmap *m, void (*fn)(int32_t x, int32_t y, 
  * Out-of-range cells, unknown classes and truncated files are refused. */
 int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errlen);
 int prox_voxmap_save(const prox_voxmap *m, const char *path, char *err, size_t errlen);
-/* A point cloud (PLY through assimp, or XYZ text: x y z per line) quantised
- * to `cell`; the map's origin and dims cover the cloud's bounding box. */
+/* A point cloud quantised to `cell`; the map's origin and dims cover the
+ * cloud's bounding box. .ply (ascii or binary, read here: the vertices'
+ * x, y, z of any scalar type) and .xyz (text, `x y z` a line, # comments,
+ * blank lines) are read by prox; other formats through assimp. A line or
+ * vertex that does not read is refused with the file and line. */
 int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_voxmap **out, char *err, size_t errlen);
 
 #endif

@@ -37,7 +37,7 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
             *h = 0;
         double x, y, z;
         int nread = sscanf(line, "%lf %lf %lf", &x, &y, &z);
-        if (nread <= 0)
+        if (nread == EOF) /* blank, or a comment alone */
             continue;
         if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
             snprintf(err, errlen, "%s:%d: want 'x y z' (finite numbers)", path, lineno);
@@ -160,7 +160,11 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
                 snprintf(err, errlen, "%s:%d: list properties on vertices are not supported", path, lineno);
                 goto fail;
             }
-            if (np == 64 || ply_scalar_type(b, strlen(b), &props[np].size, &props[np].type) != 0) {
+            if (np == 64) {
+                snprintf(err, errlen, "%s:%d: more than 64 vertex properties", path, lineno);
+                goto fail;
+            }
+            if (ply_scalar_type(b, strlen(b), &props[np].size, &props[np].type) != 0) {
                 snprintf(err, errlen, "%s:%d: unsupported vertex property type '%s'", path, lineno, b);
                 goto fail;
             }

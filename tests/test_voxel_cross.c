@@ -516,7 +516,7 @@ static void test_cloud_reader(void)
         n = ply_binary(buf, sizeof buf, 1, many, 64, 2, mval, NULL, "", 0);
         expect_cloud("64 properties", write_bytes("many.ply", buf, n), 1.0, prox_v3(1, 0, 3), 2, 3, 4, mcells, 2);
         n = ply_binary(buf, sizeof buf, 0, many, 65, 0, mval, NULL, "", 0);
-        expect_cloud_error(write_bytes("many65.ply", buf, n), 1.0, "many65.ply", ":69: unsupported vertex property type");
+        expect_cloud_error(write_bytes("many65.ply", buf, n), 1.0, "many65.ply", ":69: more than 64 vertex properties");
     }
     /* a non-finite binary vertex: +inf as a big-endian float in the second */
     {
@@ -614,6 +614,10 @@ static void test_cloud_reader(void)
     }
     expect_cloud_error(write_tmp("inf.xyz", "0 0 0\n1 inf 1\n"), 1.0, "inf.xyz", "inf.xyz:2: want 'x y z' (finite numbers)");
     expect_cloud_error(write_tmp("none.xyz", "# nothing\n\n"), 1.0, "none.xyz", "the cloud has no points");
+    /* a line that is not numbers at all is refused, not skipped (blank
+     * lines and comments are); so is one with a word after a number */
+    expect_cloud_error(write_tmp("word.xyz", "0 0 0\n\n  # a comment\nabc\n1 1 1\n"), 1.0, "word.xyz", "word.xyz:4: want 'x y z' (finite numbers)");
+    expect_cloud_error(write_tmp("word2.xyz", "0 0 0\n1 one 1\n"), 1.0, "word2.xyz", "word2.xyz:2: want 'x y z' (finite numbers)");
     /* the cell size */
     const char *ok = write_tmp("ok.xyz", "0 0 0\n1 1 1\n");
     const double bad_cells[] = {0, -1, INFINITY, NAN};
@@ -909,6 +913,13 @@ static void test_cli_info_voxels(void)
               bad[k].needle);
         CHECK(access(vox, F_OK) != 0, "voxels %s wrote %s", bad[k].args, vox);
     }
+    /* the option or the input refused is named on the line before the usage */
+    snprintf(cmd, sizeof cmd, "%s voxels %s -o %s --cell 0.1 --frob 2>&1 >/dev/null | head -n 1", prox_bin, hand, vox);
+    check_run_cmd(cmd, out, 64, &n, err);
+    CHECK(n == 1 && strstr(out[0], "prox voxels: unknown option '--frob'"), "--frob named: '%s'", n ? out[0] : "");
+    snprintf(cmd, sizeof cmd, "%s voxels %s %s -o %s --cell 0.1 2>&1 >/dev/null | head -n 1", prox_bin, hand, hand, vox);
+    check_run_cmd(cmd, out, 64, &n, err);
+    CHECK(n == 1 && strstr(out[0], "prox voxels: a second input"), "a second input named: '%s'", n ? out[0] : "");
     snprintf(cmd, sizeof cmd, "%s voxels %s/missing.xyz -o %s --cell 0.1", prox_bin, tmpdir, vox);
     CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "prox: ") && strstr(err, "missing.xyz: "),
           "missing cloud: %s", err);
