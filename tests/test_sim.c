@@ -287,6 +287,54 @@ static void test_events_at_their_cycle(void)
     unlink(p);
 }
 
+/* the tool role handed over mid-run, and the budget changed: the small
+ * ball is removed and the large one (4 cm, across the table) becomes the
+ * tool at 0.3 s, where the hand is; pressed into the table it rests
+ * higher than the small one would (about 1.1 cm, press.sim); from 1.5 s
+ * a 1 us budget leaves the contact's queries incomplete */
+static void test_tool_and_budget_events(void)
+{
+    const char *text = "object table box 0.25 0.25 0.02 at 0 0 -0.02\n"
+                       "object small sphere 0.02 2\n"
+                       "object big sphere 0.04 2 at 0.15 0 0.2\n"
+                       "tool small\n"
+                       "budget_us 200000\n"
+                       "hand mass_kg 0.2 stiffness_n_per_m 300 hand_damping_n_s_per_m 5\n"
+                       "duration 2\n"
+                       "at 0 hand 0 0 0.1\n"
+                       "at 0.3 hand 0 0 0.1\n"
+                       "at 0.3 remove small\n"
+                       "at 0.3 tool big\n"
+                       "at 1.0 hand 0 0 -0.01\n"
+                       "at 1.5 budget_us 1\n";
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/test_sim_%d_tool.rec", (int)getpid());
+    sim_report r;
+    if (run_text(text, p, &r))
+        return;
+    static rec_line a[2100];
+    int n = read_record(p, a, 2100);
+    CHECK(n == 2001, "%d lines", n);
+    int incomplete_before = 0, incomplete_after = 0, contact_after = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i].t < 1.4995)
+            incomplete_before += (a[i].flags & 2) != 0;
+        else {
+            incomplete_after += (a[i].flags & 2) != 0;
+            contact_after += (a[i].flags & 1) != 0;
+        }
+    }
+    CHECK(r.faults == 0 && r.contact_s > 0.5, "faults %llu, contact %.3f s", (unsigned long long)r.faults, r.contact_s);
+    /* the large ball's centre, 4 cm in radius, stays well above where the
+     * small one's would (z about 0.011) */
+    CHECK(r.tool_min.z > 0.02 && r.tool_min.z < 0.045, "the tool's lowest z %.4f: the 4 cm ball on the table", r.tool_min.z);
+    CHECK(incomplete_before == 0 && incomplete_after > 100 && contact_after > 400,
+          "incomplete queries: %d before the 1 us budget, %d of 501 after (%d in contact)", incomplete_before, incomplete_after, contact_after);
+    fprintf(stderr, "    tool handed over: lowest z %.4f, contact %.2f s; 1 us budget: %d of 501 queries incomplete\n", r.tool_min.z, r.contact_s,
+            incomplete_after);
+    unlink(p);
+}
+
 /* a voxel map filled under the tool at 1 s: contact starts there. Before
  * that the map is empty: its distance is infinite, which the loop took for
  * a fault on every cycle (1,401 of 2,001 here), zeroing every force */
@@ -591,6 +639,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_press_deterministic);
     RUN_TEST(test_ist_spheres_flat_force);
     RUN_TEST(test_events_at_their_cycle);
+    RUN_TEST(test_tool_and_budget_events);
     RUN_TEST(test_voxel_events);
     RUN_TEST(test_unmeasurable_pair_faults);
     RUN_TEST(test_large_voxel_block);
