@@ -9,6 +9,7 @@
 #include "check.h"
 #include "prox.h"
 #include "prox_bvh.h"
+#include "prox_voxel.h"
 #include "check_prox.h"
 
 typedef struct brute {
@@ -954,6 +955,127 @@ static void test_cli(void)
         CHECK(tl == N, "--times wrote %d lines for %d queries", tl, N);
         prox_mesh_free(An);
         prox_mesh_free(Bn);
+    }
+    /* the query options against the default answers (exact, checked
+     * against brute force above) */
+    {
+        double ref[N];
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == N, "reference run");
+        for (int i = 0; i < N; i++)
+            ref[i] = i < n ? atof(out[i]) : NAN;
+        char out2[64][256];
+        int n2;
+        /* --order depth and auto: the same exact distances */
+        const char *orders[2] = {"depth", "auto"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(cmd, sizeof cmd, "%s distance %s %s %s --order %s", prox_bin, pa, pb, pp, orders[k]);
+            CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == N, "--order %s: %s", orders[k], err);
+            for (int i = 0; i < n2 && i < N; i++)
+                CHECK(fabs(atof(out2[i]) - ref[i]) <= 1e-12 * (1 + ref[i]), "--order %s pose %d: %s vs %.17g", orders[k], i, out2[i], ref[i]);
+        }
+        /* --rel-err 0.2: within 20% above, its lower bound below the exact */
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --rel-err 0.2", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == N, "--rel-err: %s", err);
+        for (int i = 0; i < n2 && i < N; i++) {
+            double v = NAN, lo = NAN, up = NAN;
+            int c = 0;
+            sscanf(out2[i], "%lf %lf %lf %d", &v, &lo, &up, &c);
+            CHECK(v >= ref[i] - 1e-12 && v <= ref[i] * 1.2 + 1e-12 && lo <= ref[i] + 1e-12 && lo >= v * 0.8 - 1e-12 && c == 1,
+                  "--rel-err 0.2 pose %d: %s, exact %.17g", i, out2[i], ref[i]);
+        }
+        /* --max-distance: exact below it, inf beyond with the range as
+         * the certified lower bound */
+        double mid = 0;
+        for (int i = 0; i < N; i++)
+            mid += ref[i] / N;
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --max-distance %.17g", prox_bin, pa, pb, pp, mid);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == N, "--max-distance: %s", err);
+        int below = 0, beyond = 0;
+        for (int i = 0; i < n2 && i < N; i++) {
+            double v = NAN, lo = NAN, up = NAN;
+            int c = 0;
+            sscanf(out2[i], "%lf %lf %lf %d", &v, &lo, &up, &c);
+            if (ref[i] < mid * (1 - 1e-9)) {
+                below++;
+                CHECK(fabs(v - ref[i]) <= 1e-12 * (1 + ref[i]) && c == 1, "--max-distance pose %d: %s, exact %.17g", i, out2[i], ref[i]);
+            } else if (ref[i] > mid * (1 + 1e-9)) {
+                beyond++;
+                CHECK(isinf(v) && v > 0 && lo >= mid * (1 - 1e-12) && lo <= ref[i] && c == 1, "--max-distance %g pose %d: '%s', exact %.17g",
+                      mid, i, out2[i], ref[i]);
+            }
+        }
+        CHECK(below > 0 && beyond > 0, "--max-distance %g: %d poses below, %d beyond", mid, below, beyond);
+        /* --ist builds the inner sphere trees prox build would: the same
+         * answers as the .ist files it writes */
+        char ia[300], ib[300];
+        snprintf(ia, sizeof ia, "%s/a.ist", dir);
+        snprintf(ib, sizeof ib, "%s/b.ist", dir);
+        snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 && %s build %s -o %s --spheres 300", prox_bin, pa, ia, prox_bin, pb, ib);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0, "prox build: %s", err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --ist --spheres 300", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n == N, "--ist: %s", err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, ia, ib, pp);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == N, ".ist files: %s", err);
+        for (int i = 0; i < n && i < n2; i++) {
+            CHECK(!strcmp(out[i], out2[i]), "pose %d: --ist '%s', the built files '%s'", i, out[i], out2[i]);
+            CHECK(atof(out[i]) >= ref[i] * (1 - 1e-9), "pose %d: the inner sphere trees' %s below the exact %.17g", i, out[i], ref[i]);
+        }
+        remove(ia), remove(ib);
+        /* refusals and the timing line's count */
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --rel-err 1", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 2 && strstr(err, "--rel-err is a fraction in [0, 1), got '1'"), "--rel-err 1: %s", err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --ist --spheres 200000000", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 2 && strstr(err, "--spheres is at most 100000000"), "--spheres 2e8: %s", err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s extra 2>&1 >/dev/null | head -n 1", prox_bin, pa, pb, pp);
+        check_run_cmd(cmd, out2, 64, &n2, err);
+        CHECK(n2 == 1 && strstr(out2[0], "prox distance: too many arguments"), "too many arguments: '%s'", n2 ? out2[0] : "");
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --times %s/no/such/folder/t.txt", prox_bin, pa, pb, pp, dir);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 1 && n2 == N && strstr(err, "queries=12 "), "--times unwritable: %d answers, '%s'", n2,
+              err);
+        char pe[300];
+        snprintf(pe, sizeof pe, "%s/empty.txt", dir);
+        FILE *fe = fopen(pe, "w");
+        if (fe)
+            fputs("# no poses\n\n", fe), fclose(fe);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pb, pe);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == 0 && strstr(err, "queries=0 median_us=0"), "no poses: '%s'", err);
+        fe = fopen(pe, "w");
+        if (fe)
+            fputs("0 0 0 1 0 0 0\n1e16 0 0 1 0 0 0\n", fe), fclose(fe);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 1 && n2 == 0 && strstr(err, "empty.txt:2: a translation beyond 1e+15"),
+              "a translation beyond reach: '%s'", err);
+        remove(pe);
+        /* a voxel map on one side: distance to its cells, and a query it
+         * has no handler for refused by name */
+        char pv[300];
+        snprintf(pv, sizeof pv, "%s/map.vox", dir);
+        prox_voxmap_def vd = {0.1, prox_v3(1, 1, 1), {4, 4, 4}, 64};
+        prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
+        CHECK(vm && prox_voxmap_set(vm, 0, 0, 0, PROX_VOXEL_OBSTACLE) == PROX_VOXEL_OK && prox_voxmap_save(vm, pv, err, sizeof err) == 0,
+              "a map: %s", err);
+        prox_voxmap_free(vm);
+        fe = fopen(pe, "w");
+        if (fe)
+            fputs("0 0 0 1 0 0 0\n", fe), fclose(fe);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pv, pb, pe);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 0 && n2 == 1, "map-mesh distance: %s", err);
+        /* against brute force between B as read back and the cell
+         * [1, 1.1]^3 as a box mesh */
+        prox_mesh *cell = prox_mesh_make_box(prox_v3(0.05, 0.05, 0.05)), *Br = NULL;
+        prox_mesh_transform(cell, 1.0, prox_v3(1.05, 1.05, 1.05));
+        char lerr[256];
+        CHECK(prox_mesh_load(pb, &Br, lerr, sizeof lerr) == 0, "reload: %s", lerr);
+        prox_xform id = prox_xform_identity();
+        const double dv = n2 == 1 ? atof(out2[0]) : NAN, want = Br ? brute_force(cell, &id, Br, &id).dist : NAN;
+        CHECK(fabs(dv - want) <= 1e-9 * (1 + want), "map-mesh distance %.17g, brute force %.17g", dv, want);
+        prox_mesh_free(cell), prox_mesh_free(Br);
+        snprintf(cmd, sizeof cmd, "%s penvol %s %s %s", prox_bin, pv, pv, pe);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 1 && n2 == 0, "penvol map-map: exit 1");
+        snprintf(cmd, sizeof cmd, "%s penvol %s %s %s 2>&1 >/dev/null | head -n 1", prox_bin, pv, pv, pe);
+        check_run_cmd(cmd, out2, 64, &n2, err);
+        CHECK(n2 == 1 && strstr(out2[0], "prox: no penvol query between these geometry types"), "penvol map-map: '%s'", n2 ? out2[0] : "");
+        remove(pv), remove(pe);
     }
     /* errors: one line, exit 2 for arguments, 1 for files */
     snprintf(cmd, sizeof cmd, "%s distance %s %s", prox_bin, pa, pb);
