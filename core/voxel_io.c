@@ -23,7 +23,7 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     size_t cap = 1024, k = 0;
     prox_vec3 *v = malloc(sizeof *v * cap);
     char line[512];
-    int lineno = 0, got;
+    int lineno = 0, got, header = 0;
     while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         if (got < 0) {
@@ -32,13 +32,20 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
             fclose(f);
             return -1;
         }
-        char *h = strchr(line, '#');
+        char *s = line;
+        if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark (Windows editors) */
+            s += 3;
+        char *h = strchr(s, '#');
         if (h)
             *h = 0;
         double x, y, z;
-        int nread = sscanf(line, "%lf %lf %lf", &x, &y, &z);
+        int nread = sscanf(s, "%lf %lf %lf", &x, &y, &z);
         if (nread == EOF) /* blank, or a comment alone */
             continue;
+        if (nread == 0 && k == 0 && !header) { /* a header line before the first point ("x y z", "//X Y Z") */
+            header = 1;
+            continue;
+        }
         if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
             snprintf(err, errlen, "%s:%d: want 'x y z' (finite numbers)", path, lineno);
             free(v);

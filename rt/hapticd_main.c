@@ -66,7 +66,7 @@ static void usage(FILE *f)
             "  --record-dir DIR       let OSC /record/start create new files (bare names) in DIR; without\n"
             "                         it, /record/start is refused\n"
             "  --stats-json FILE      write final statistics as JSON\n"
-            "  --quiet                no status lines\n"
+            "  --quiet                no status lines (the port --osc-port 0 picked is still printed)\n"
             "  -h, --help\n");
 }
 

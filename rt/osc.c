@@ -458,6 +458,9 @@ static void osc_voxels(rt_osc *o, const char *path, const char *map, const rt_vo
     }
 }
 
+/* (the class messages below name the classes there are) */
+_Static_assert(PROX_VOXEL_CLASS_COUNT == 3, "voxel classes: update /voxel/set's and /voxel/batch's messages");
+
 /* /voxel/set map x y z class */
 OSC_HANDLER(h_voxel_set)
 {

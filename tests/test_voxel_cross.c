@@ -618,6 +618,18 @@ static void test_cloud_reader(void)
      * lines and comments are); so is one with a word after a number */
     expect_cloud_error(write_tmp("word.xyz", "0 0 0\n\n  # a comment\nabc\n1 1 1\n"), 1.0, "word.xyz", "word.xyz:4: want 'x y z' (finite numbers)");
     expect_cloud_error(write_tmp("word2.xyz", "0 0 0\n1 one 1\n"), 1.0, "word2.xyz", "word2.xyz:2: want 'x y z' (finite numbers)");
+    /* a header line of words before the first point, and a UTF-8 byte
+     * order mark (as Windows editors write), are skipped; a second line
+     * of words is not */
+    {
+        const prox_vec3 o = prox_v3(0, 0, 0);
+        const int32_t two[2][3] = {{0, 0, 0}, {1, 1, 1}};
+        expect_cloud("header line", write_tmp("hdr.xyz", "x y z\n0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
+        expect_cloud("//X Y Z header", write_tmp("hdr2.xyz", "\n//X Y Z\n0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
+        expect_cloud("byte order mark", write_tmp("bom.xyz", "\xef\xbb\xbf" "0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
+        expect_cloud("byte order mark and header", write_tmp("bomh.xyz", "\xef\xbb\xbf" "x y z\n0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
+        expect_cloud_error(write_tmp("hdr3.xyz", "x y z\nunits m\n0 0 0\n"), 1.0, "hdr3.xyz", "hdr3.xyz:2: want 'x y z' (finite numbers)");
+    }
     /* the cell size */
     const char *ok = write_tmp("ok.xyz", "0 0 0\n1 1 1\n");
     const double bad_cells[] = {0, -1, INFINITY, NAN};
@@ -920,6 +932,9 @@ static void test_cli_info_voxels(void)
     snprintf(cmd, sizeof cmd, "%s voxels %s %s -o %s --cell 0.1 2>&1 >/dev/null | head -n 1", prox_bin, hand, hand, vox);
     check_run_cmd(cmd, out, 64, &n, err);
     CHECK(n == 1 && strstr(out[0], "prox voxels: a second input"), "a second input named: '%s'", n ? out[0] : "");
+    snprintf(cmd, sizeof cmd, "%s voxels %s -o %s --cell 2>&1 >/dev/null | head -n 1", prox_bin, hand, vox);
+    check_run_cmd(cmd, out, 64, &n, err);
+    CHECK(n == 1 && strstr(out[0], "prox voxels: --cell needs a value"), "--cell without a value: '%s'", n ? out[0] : "");
     snprintf(cmd, sizeof cmd, "%s voxels %s/missing.xyz -o %s --cell 0.1", prox_bin, tmpdir, vox);
     CHECK(check_run_cmd(cmd, out, 64, &n, err) == 1 && n == 0 && strstr(err, "prox: ") && strstr(err, "missing.xyz: "),
           "missing cloud: %s", err);
