@@ -87,8 +87,9 @@ typedef struct dev_sim_def {
     /* optional hooks, called on the thread that reads the device (both
      * must be real-time safe there); NULL: the defaults above */
     uint64_t (*clock_ns)(void *user); /* the time the device lives in (monotonic, ns) */
-    /* the hand at t seconds after open: the target the spring pulls the
-     * handle toward, and the handle's orientation (held by the wrist) */
+    /* the hand at t seconds after open (on the system clock: after the
+     * first reading): the target the spring pulls the handle toward, and
+     * the handle's orientation (held by the wrist) */
     void (*hand)(void *user, double t, prox_vec3 *target, prox_quat *orientation);
     void *user;
 } dev_sim_def;

@@ -14,6 +14,7 @@ typedef struct sim_dev {
     dev_device dev;
     dev_sim_def def;
     uint64_t t0, last_ns;
+    int started; /* read once: on the system clock, the hand's time starts at the first reading */
     prox_vec3 x, v;
     prox_quat q;   /* the hand's orientation at the last reading */
     double work_j; /* by the written forces on the handle */
@@ -57,6 +58,14 @@ static int sim_read(dev_device *d, dev_state *out)
 {
     sim_dev *s = (sim_dev *)d;
     uint64_t now = now_ns(s);
+    /* On the system clock the hand's script starts at the first reading,
+     * when the loop starts, not at open: what is built in between (the
+     * demo's trees: 0.4 s, 2 s under ThreadSanitizer) would otherwise run
+     * the script on unseen (tests/test_rt_main.c). A caller's clock keeps
+     * the time since open (the scenarios' virtual clock starts there). */
+    if (!s->started && !s->def.clock_ns)
+        s->t0 = s->last_ns = now;
+    s->started = 1;
     double dt_total = now > s->last_ns ? (double)(now - s->last_ns) * 1e-9 : 0.0;
     if (dt_total > 0.05 && !s->def.clock_ns)
         dt_total = 0.05; /* after a stall, do not integrate a huge step (a caller's clock does not stall) */

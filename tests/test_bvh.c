@@ -1027,6 +1027,8 @@ static void test_cli(void)
         CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 2 && strstr(err, "--rel-err is a fraction in [0, 1), got '1'"), "--rel-err 1: %s", err);
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s --ist --spheres 200000000", prox_bin, pa, pb, pp);
         CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 2 && strstr(err, "--spheres is at most 100000000"), "--spheres 2e8: %s", err);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s extra", prox_bin, pa, pb, pp);
+        CHECK(check_run_cmd(cmd, out2, 64, &n2, err) == 2 && n2 == 0, "too many arguments: exit 2");
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s extra 2>&1 >/dev/null | head -n 1", prox_bin, pa, pb, pp);
         check_run_cmd(cmd, out2, 64, &n2, err);
         CHECK(n2 == 1 && strstr(out2[0], "prox distance: too many arguments"), "too many arguments: '%s'", n2 ? out2[0] : "");

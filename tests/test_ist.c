@@ -428,11 +428,17 @@ static void test_files(void)
             {-1, 'X', "not an .ist file (bad magic)"},
             {1, 0x04030201u, ".ist file from a machine of other byte order"},
             {0, 0, ".ist version 0, this prox reads versions 1 to"},
-            {0, 99, ".ist version 99, this prox reads versions 1 to"},
-            {3, 0, "corrupt .ist header (counts out of range)"},       /* no spheres */
-            {2, 1u << 29, "corrupt .ist header (counts out of range)"}, /* nodes */
+            {0, 0, NULL}, /* one past the saved file's version: filled in below */
+            {3, 0, "corrupt .ist header (counts out of range)"},              /* no spheres */
+            {2, (1u << 28) + 1, "corrupt .ist header (counts out of range)"}, /* nodes, one past the limit */
             {5, 0xffffffffu, "corrupt .ist header (counts out of range)"}, /* triangles */
         };
+        uint32_t saved = 0;
+        char next[96];
+        if (img)
+            memcpy(&saved, img + IST_FILE_U32_AT(0), 4);
+        snprintf(next, sizeof next, ".ist version %u, this prox reads versions 1 to %u;", saved + 1, saved);
+        bad[3].v = saved + 1, bad[3].want = next;
         for (size_t k = 0; img && k < sizeof bad / sizeof bad[0]; k++) {
             unsigned char *c = malloc(full);
             if (!c)
@@ -554,6 +560,7 @@ static void test_sphere_queries(void)
     prox_contact *ct = malloc(sizeof *ct * CAP);
     if (!A || !B || !ct) {
         CHECK(0, "build");
+        free(ct), prox_ist_free(A), prox_ist_free(B), prox_mesh_free(ma), prox_mesh_free(mb);
         return;
     }
     unsigned long long s = 41;
@@ -1429,7 +1436,7 @@ static void test_ist_cli(void)
             {"%s -o %s/x.ist --min-radius 5", 2, "--min-radius needs a number of voxel sizes in [0.1, 4], got '5'"},
             {"%s -o %s/x.ist --thin-gap 0.5", 2, "--thin-gap needs a number of voxel sizes in [1, 64], or -1 for none, got '0.5'"},
             {"%s -o %s/x.ist --sphere 10", 2, "usage: prox build MESH -o OUT.ist"},
-            {"%s %s", 2, "usage: prox build MESH -o OUT.ist"}, /* no -o */
+            {"%s %s", 2, "usage: prox build MESH -o OUT.ist"}, /* no -o (a second input instead) */
             {"%s/missing.off -o %s/x.ist", 1, "missing.off"},
             {"OPEN -o %s/x.ist", 1, "mesh is not closed (3 boundary edges"},
         };

@@ -29,16 +29,16 @@ static char dir[] = "/tmp/hapticd-main-XXXXXX";
  * SCHED_FIFO, the system's CPU wake-up latency left alone, no OSC server */
 #define QUIET_MACHINE "--priority", "0", "--cpu-latency-us", "-1"
 
-/* the text of a file (at most size - 1 bytes), "" if it cannot be read */
+/* the text of a file (its first size - 1 bytes), "" if it cannot be read */
 static void read_text(const char *path, char *buf, size_t size)
 {
-    buf[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t n = fread(buf, 1, size - 1, f);
+    size_t n = 0;
+    unsigned char *b = check_read_file(path, &n);
+    n = b ? (n < size - 1 ? n : size - 1) : 0;
+    if (n)
+        memcpy(buf, b, n);
     buf[n] = 0;
-    fclose(f);
+    free(b);
 }
 
 /* hapticd with args (NULL-terminated), stdout and stderr to files in dir;
@@ -57,13 +57,13 @@ static pid_t spawn(const char *const *args, const char *tag)
     pid_t pid = fork();
     if (pid == 0) {
         int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0)
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
             _exit(125);
-        dup2(fo, 1);
-        dup2(fe, 2);
+        close(fo), close(fe);
         execv(hapticd, (char *const *)argv);
         _exit(126);
     }
+    CHECK(pid > 0, "fork: %s", strerror(errno));
     return pid;
 }
 
@@ -71,7 +71,7 @@ static pid_t spawn(const char *const *args, const char *tag)
  * timeout_s (then it is killed) or died of a signal */
 static int wait_exit(pid_t pid, double timeout_s)
 {
-    if (pid < 0)
+    if (pid <= 0) /* (never kill(-1, ...): every process the user may signal) */
         return -1;
     int st;
     for (double waited = 0; waited < timeout_s; waited += 0.01) {
@@ -117,13 +117,22 @@ static const char *wait_for_text(const char *path, const char *what, char *buf, 
     return NULL;
 }
 
-/* a number of the stats JSON (`"key": value`), NaN if absent */
+/* a number of the stats JSON (`"key": value`; a key that names an
+ * object, "drops": {...}, is "drops.commands"), NaN if absent */
 static double json_number(const char *json, const char *key)
 {
     char pat[64];
+    const char *dot = strchr(key, '.'), *p = json;
+    if (dot) {
+        snprintf(pat, sizeof pat, "\"%.*s\": {", (int)(dot - key), key);
+        p = strstr(json, pat);
+        key = dot + 1;
+    }
     snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(json, pat);
-    return p ? strtod(p + strlen(pat), NULL) : NAN;
+    p = p ? strstr(p, pat) : NULL;
+    char *end = NULL;
+    const double v = p ? strtod(p + strlen(pat), &end) : NAN;
+    return p && end != p + strlen(pat) ? v : NAN;
 }
 
 /* one telemetry line: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz
@@ -245,16 +254,17 @@ static void test_demo(void)
     /* 1 kHz for 1.5 s, counted from the loop's start (after the scene is
      * built); a loaded machine may miss cycles (a late cycle skips the
      * periods it overran), never add them */
-    CHECK(cycles >= 750 && cycles <= 1600, "demo: %g cycles in 1.5 s at 1 kHz", cycles);
+    CHECK(cycles >= 750 && cycles <= 1600, "demo: %g cycles in 1.5 s at 1 kHz", cycles); /* (NaN fails) */
     CHECK(json_number(json, "faults") == 0 && json_number(json, "watchdog_fired") == 0, "demo: no fault, no watchdog: %s", json);
-    CHECK(json_number(json, "commands") == 0 && json_number(json, "voxels") == 0 && json_number(json, "telemetry") == 0,
+    CHECK(json_number(json, "drops.commands") == 0 && json_number(json, "drops.voxels") == 0 && json_number(json, "drops.telemetry") == 0,
           "demo: no drops: %s", json);
-    CHECK(json_number(json, "received") == cycles && json_number(json, "gaps") == 0, "demo: every cycle's telemetry: %s", json);
+    CHECK(json_number(json, "telemetry.received") == cycles && json_number(json, "telemetry.gaps") == 0, "demo: every cycle's telemetry: %s",
+          json);
     CHECK(json_number(json, "budget") == 300, "demo: the default budget: %s", json);
     /* the recording: every cycle, in order; the output within the limits
      * (8 N, 0.4 N m by default); the scripted hand reaches the ball */
     int n = read_telemetry(rec_path, rows, MAXROWS);
-    CHECK(n == (int)cycles, "demo: %d telemetry rows for %g cycles", n, cycles);
+    CHECK(isfinite(cycles) && n == (int)cycles, "demo: %d telemetry rows for %g cycles", n, cycles);
     int order = 1, contact = 0;
     double fmax = 0, mmax = 0;
     for (int i = 0; i < n; i++) {
@@ -273,9 +283,12 @@ static void test_demo(void)
     free(r), free(rows);
 }
 
-/* make run's settings as they are (SCHED_FIFO 80, the CPU wake-up
- * latency request), pinned to CPU 0: the loop runs real-time where the
- * system allows it, and says why not where it does not */
+/* make run's real-time settings (SCHED_FIFO 80, memory locked), pinned
+ * to CPU 0, for 1 s: the loop runs real-time where the system allows it,
+ * and says why not where it does not. Not the CPU wake-up latency request
+ * (a setting of the whole machine, --cpu-latency-us -1); the loop sleeps
+ * through most of each 1 ms period, so a second of SCHED_FIFO starves
+ * nothing. */
 static void test_realtime_defaults(void)
 {
     char json_path[300], json[4096];
@@ -283,12 +296,14 @@ static void test_realtime_defaults(void)
     run_result *r = malloc(sizeof *r);
     if (!r)
         return;
-    run((const char *[]){"--demo", "--duration", "1", "--cpu", "0", "--no-osc", "--quiet", "--stats-json", json_path, NULL}, "rtdef", 120, r);
+    run((const char *[]){"--demo", "--duration", "1", "--cpu", "0", "--cpu-latency-us", "-1", "--no-osc", "--quiet", "--stats-json", json_path,
+                         NULL},
+        "rtdef", 120, r);
     CHECK(r->rc == 0, "exit %d, stderr: %s", r->rc, r->err);
     read_text(json_path, json, sizeof json);
     const double cycles = json_number(json, "cycles"), realtime = json_number(json, "realtime");
     const char *note = strstr(json, "\"note\": \"");
-    CHECK(cycles >= 700 && cycles <= 1100 && json_number(json, "faults") == 0, "%g cycles in 1 s, stats %s", cycles, json);
+    CHECK(cycles >= 500 && cycles <= 1100 && json_number(json, "faults") == 0, "%g cycles in 1 s, stats %s", cycles, json);
     CHECK(realtime == 1 || (realtime == 0 && note && strstr(note, "SCHED_FIFO 80 not permitted") && strstr(r->err, "without full real-time")),
           "real-time %g, or why not: %s / %s", realtime, json, r->err);
     fprintf(stderr, "    make run's settings: real-time %g, %g cycles\n", realtime, cycles);
@@ -308,10 +323,12 @@ static void test_interrupt(void)
         snprintf(json_path, sizeof json_path, "%s/%s.json", dir, tag);
         snprintf(err_path, sizeof err_path, "%s/%s.err", dir, tag);
         pid_t pid = spawn((const char *[]){"--demo", QUIET_MACHINE, "--no-osc", "--stats-json", json_path, NULL}, tag);
+        if (pid <= 0)
+            return;
         const char *said = wait_for_text(err_path, "Ctrl-C stops", buf, sizeof buf, 60);
         CHECK(said != NULL, "signal %d: the running line: %s", sig[k], buf);
         usleep(300000);
-        CHECK(kill(pid, sig[k]) == 0, "signal %d sent", sig[k]);
+        CHECK(kill(pid, sig[k]) == 0, "signal %d sent", sig[k]); /* (pid > 0) */
         int rc = wait_exit(pid, 60);
         read_text(err_path, buf, sizeof buf);
         CHECK(rc == 0 && strstr(buf, " cycles, "), "after signal %d: exit %d, stderr: %s", sig[k], rc, buf);
@@ -320,19 +337,35 @@ static void test_interrupt(void)
     }
 }
 
-/* OSC replies, kept by the handlers below */
+/* OSC replies, kept by the handlers below (liblo's arguments are 4-byte
+ * aligned: read through char pointers and memcpy, never the lo_arg union,
+ * whose double asks for 8: UBSan) */
 typedef struct osc_seen {
     char version_name[32];
     int version[3];
     char done[64], fail[256];
+    int status_got;
+    double penvol; /* /status.reply's penvol_m3 */
 } osc_seen;
+
+static int on_status(const char *path, const char *types, lo_arg **argv, int argc, lo_message m, void *user)
+{
+    (void)path, (void)m;
+    osc_seen *s = user;
+    for (int i = 0; i + 1 < argc; i++)
+        if (types[i] == 's' && !strcmp((const char *)argv[i], "penvol_m3") && types[i + 1] == 'd') {
+            memcpy(&s->penvol, argv[i + 1], sizeof s->penvol);
+            s->status_got = 1;
+        }
+    return 0;
+}
 
 static int on_version(const char *path, const char *types, lo_arg **argv, int argc, lo_message m, void *user)
 {
     (void)path, (void)m;
     osc_seen *s = user;
     if (argc == 4 && !strcmp(types, "siii")) {
-        snprintf(s->version_name, sizeof s->version_name, "%s", &argv[0]->s);
+        snprintf(s->version_name, sizeof s->version_name, "%s", (const char *)argv[0]);
         for (int i = 0; i < 3; i++)
             memcpy(&s->version[i], argv[i + 1], 4);
     }
@@ -344,7 +377,7 @@ static int on_done(const char *path, const char *types, lo_arg **argv, int argc,
     (void)path, (void)m;
     osc_seen *s = user;
     if (argc >= 1 && types[0] == 's')
-        snprintf(s->done, sizeof s->done, "%s", &argv[0]->s);
+        snprintf(s->done, sizeof s->done, "%s", (const char *)argv[0]);
     return 0;
 }
 
@@ -355,7 +388,7 @@ static int on_fail(const char *path, const char *types, lo_arg **argv, int argc,
     s->fail[0] = 0;
     for (int i = 0; i < argc; i++)
         if (types[i] == 's' && strlen(s->fail) < 200)
-            snprintf(s->fail + strlen(s->fail), sizeof s->fail - strlen(s->fail), "%s ", &argv[i]->s);
+            snprintf(s->fail + strlen(s->fail), sizeof s->fail - strlen(s->fail), "%s ", (const char *)argv[i]);
     return 0;
 }
 
@@ -383,7 +416,8 @@ static void test_osc_control(void)
     int port = said ? atoi(said + strlen("OSC 127.0.0.1:")) : 0;
     CHECK(port > 0, "the port hapticd took: %s", buf);
     if (port <= 0) {
-        kill(pid, SIGKILL);
+        if (pid > 0)
+            kill(pid, SIGKILL);
         wait_exit(pid, 10);
         return;
     }
@@ -398,6 +432,7 @@ static void test_osc_control(void)
         lo_server_add_method(s, "/version.reply", NULL, on_version, &seen);
         lo_server_add_method(s, "/done", NULL, on_done, &seen);
         lo_server_add_method(s, "/fail", NULL, on_fail, &seen);
+        lo_server_add_method(s, "/status.reply", NULL, on_status, &seen);
         lo_send_from(a, s, LO_TT_IMMEDIATE, "/version", "");
         osc_wait(s, seen.version_name, 5000);
         CHECK(!strcmp(seen.version_name, "hapticd") && seen.version[0] >= 0 && seen.version[1] >= 0 && seen.version[2] >= 0,
@@ -408,8 +443,20 @@ static void test_osc_control(void)
         lo_send_from(a, s, LO_TT_IMMEDIATE, "/budget", "f", 150.0f);
         osc_wait(s, seen.done, 5000);
         CHECK(!strcmp(seen.done, "/budget"), "/budget 150: /done, got '%s'", seen.done);
-        /* in contact by now (the demo's hand presses from about 0.4 s) */
-        usleep(800000);
+        /* once the demo's hand presses (from about 0.4 s into the loop),
+         * /status says so; then 0.3 s of force */
+        int pressing = 0;
+        for (int k = 0; k < 400 && !pressing; k++) {
+            seen.status_got = 0;
+            lo_send_from(a, s, LO_TT_IMMEDIATE, "/status", "");
+            for (int w = 0; w < 20 && !seen.status_got; w++)
+                lo_server_recv_noblock(s, 50);
+            pressing = seen.status_got && seen.penvol > 0;
+            if (!pressing)
+                usleep(50000);
+        }
+        CHECK(pressing, "/status: the tool pressing into the scene (penvol %g)", seen.penvol);
+        usleep(300000);
         seen.done[0] = 0;
         lo_send_from(a, s, LO_TT_IMMEDIATE, "/forces", "i", 0);
         osc_wait(s, seen.done, 5000);
@@ -420,7 +467,8 @@ static void test_osc_control(void)
         lo_address_free(a);
     if (s)
         lo_server_free(s);
-    kill(pid, SIGINT);
+    if (pid > 0)
+        kill(pid, SIGINT);
     int rc = wait_exit(pid, 60);
     read_text(err_path, buf, sizeof buf);
     CHECK(rc == 0, "OSC run: exit %d, stderr: %s", rc, buf);
@@ -430,7 +478,7 @@ static void test_osc_control(void)
     enum { MAXROWS = 20000 };
     tel_row *rows = malloc(sizeof *rows * MAXROWS);
     int n = rows ? read_telemetry(rec_path, rows, MAXROWS) : -1;
-    CHECK(n > 1000, "%d telemetry rows", n);
+    CHECK(n > 500, "%d telemetry rows", n);
     double before = 0, after = 0;
     for (int i = 0; i < n; i++) {
         if (i < n - 200)
@@ -438,7 +486,7 @@ static void test_osc_control(void)
         if (i >= n - 100)
             after = after > len3(rows[i].f) + len3(rows[i].m) ? after : len3(rows[i].f) + len3(rows[i].m);
     }
-    CHECK(before > 1 && after == 0, "force up to %g N before /forces 0, %g after", before, after);
+    CHECK(before > 0.5 && after == 0, "force up to %g N before /forces 0, %g after", before, after);
     free(rows);
 }
 
@@ -482,11 +530,11 @@ static void test_files_replay(void)
     read_text(json_path, json, sizeof json);
     CHECK(json_number(json, "faults") == 0, "files: no fault: %s", json);
     int n = read_telemetry(rec_path, rows, MAXROWS);
-    CHECK(n > 800, "files: %d telemetry rows", n);
+    CHECK(n > 600, "files: %d telemetry rows (1.2 s at 1 kHz)", n);
     int free_ok = 1, free_rows = 0, pressed = 0, late = 0;
     double zmin = 1;
     for (int i = 0; i < n; i++) {
-        if (rows[i].t < 0.3) { /* 16 cm above: beyond the margin, no force */
+        if (rows[i].t < 0.3) { /* 18 cm above: beyond the margin, no force */
             free_rows++;
             free_ok &= rows[i].distance == -1 && rows[i].penvol == 0 && len3(rows[i].f) < 1e-3;
         }
@@ -543,8 +591,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "hapticd not found at %s (build it first) or no temporary folder: %s\n", hapticd, strerror(errno));
         return 1;
     }
-    /* a child killed for a timeout must not take the test with it */
-    signal(SIGPIPE, SIG_IGN);
     RUN_TEST(test_help_and_refusals);
     RUN_TEST(test_demo);
     RUN_TEST(test_realtime_defaults);

@@ -506,10 +506,13 @@ static void hold_device(double x, double y, double z, int ms)
     }
 }
 
-/* /voxel/batch of n records (x, y, z, class), packed little endian */
+/* /voxel/batch of n records (x, y, z, class; at most 16), packed little
+ * endian */
 static lo_message batch_msg(const char *map, const uint32_t (*rec)[4], int n)
 {
     unsigned char buf[16 * 16];
+    CHECK(n >= 1 && n <= 16, "batch_msg: %d records", n);
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
     for (int i = 0; i < n && i < 16; i++)
         for (int k = 0; k < 4; k++)
             for (int b = 0; b < 4; b++)
@@ -542,6 +545,7 @@ static void test_voxels_over_osc(void)
      * volumes below are the cells', not the drift of a tool pushed out of
      * them (with the 1e6 N/m^3 of the tests above it was pushed clear) */
     expect_done("/gains", msg("fffffff", 1e3, 0.004, 300.0, 1.0, 3000.0, 3.0, 1.0));
+    expect_done("/budget", msg("f", 900.0)); /* (whole queries, under the sanitizers too) */
     hold_device(0, 0, 0.5, 300);
     CHECK(status_value("penvol_m3") == 0, "the empty map: no overlap (%g)", status_value("penvol_m3"));
     expect_done_detail("/voxel/set", msg("siiii", "map", 10, 10, 10, 1), "1");
@@ -583,9 +587,14 @@ static void test_voxels_over_osc(void)
     expect_fail("/voxel/clear", msg("sii", "map", 1, 2), "arguments");
     hold_device(0, 0, 0.5, 100);
     CHECK(status_value("voxel_queued") == 0 && status_value("voxel_drops") == 0, "every update applied, none dropped");
-    /* (the refused batch, applied, would have cleared all eight: 0) */
-    CHECK(status_value("penvol_m3") > 4 * one, "the eight cells stay: %g, %g before the refusals", status_value("penvol_m3"), eight);
-    fprintf(stderr, "    OSC voxels: one cell %.3g m^3 of overlap, eight %.3g\n", one, eight);
+    /* (the refused batch, applied, would have cleared the eight: 0. A
+     * batch applied in part, a cell less, is not told from the noise here:
+     * the volume moves by 3-50% between readings when the machine is
+     * overloaded under TSan; rt/osc.c checks every record before it
+     * queues any) */
+    const double after = status_value("penvol_m3");
+    CHECK(after > 4 * one, "the eight cells stay: %g, %g before the refusals", after, eight);
+    fprintf(stderr, "    OSC voxels: one cell %.3g m^3 of overlap, eight %.3g, after the refusals %.3g\n", one, eight, after);
     expect_done("/remove", msg("s", "map"));
     unlink(vox_path);
 }

@@ -476,7 +476,7 @@ static void test_cloud_reader(void)
         const char *p = write_bytes("signed.ply", buf, n);
         expect_cloud(big ? "signed, big endian" : "signed, little endian", p, 1.0, prox_v3(-128, -300, -70000), 256, 501, 11, scells,
                      3);
-        /* the same file cut inside the third vertex (before its z) */
+        /* the same file cut inside the third vertex (inside its z) */
         p = write_bytes("cut.ply", buf, n - sizeof face - 3);
         expect_cloud_error(p, 1.0, "cut.ply", "truncated PLY (2 of 3 vertices)");
     }
@@ -500,7 +500,7 @@ static void test_cloud_reader(void)
                      prox_v3(-2.25, -0.75, 3.0), 17, 6, 7, fcells, 3);
     }
     /* the most vertex properties (64 doubles, a 512-byte record): x first,
-     * y in the middle, z last; a 65th is refused on its line (68) */
+     * y in the middle, z last; a 65th is refused on its line (69) */
     {
         ply_col many[65];
         static char names[65][16];
