@@ -164,6 +164,19 @@ static int read_telemetry(const char *path, tel_row *rows, int max)
     return bad ? -1 : n;
 }
 
+/* a run's output and room for its telemetry rows; -1 (a failed check)
+ * without memory */
+static int alloc_run(run_result **r, tel_row **rows, int maxrows)
+{
+    *r = malloc(sizeof **r);
+    *rows = malloc(sizeof **rows * (size_t)maxrows);
+    CHECK(*r && *rows, "memory");
+    if (*r && *rows)
+        return 0;
+    free(*r), free(*rows);
+    return -1;
+}
+
 static double len3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 /* the status a refused command line gets, and a part of its message */
@@ -234,13 +247,11 @@ static void test_demo(void)
     char json_path[300], rec_path[300], json[4096];
     snprintf(json_path, sizeof json_path, "%s/demo.json", dir);
     snprintf(rec_path, sizeof rec_path, "%s/demo.tel", dir);
-    run_result *r = malloc(sizeof *r);
     enum { MAXROWS = 4000 };
-    tel_row *rows = malloc(sizeof *rows * MAXROWS);
-    if (!r || !rows) {
-        free(r), free(rows);
+    run_result *r;
+    tel_row *rows;
+    if (alloc_run(&r, &rows, MAXROWS))
         return;
-    }
     run((const char *[]){"--demo", "--duration", "1.5", QUIET_MACHINE, "--no-osc", "--stats-json", json_path, "--record", rec_path, NULL},
         "demo", 120, r);
     CHECK(r->rc == 0, "demo: exit %d, stderr: %s", r->rc, r->err);
@@ -515,13 +526,11 @@ static void test_files_replay(void)
         return;
     fprintf(f, "# t tx ty tz qw qx qy qz\n0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n");
     fclose(f);
-    run_result *r = malloc(sizeof *r);
     enum { MAXROWS = 4000 };
-    tel_row *rows = malloc(sizeof *rows * MAXROWS);
-    if (!r || !rows) {
-        free(r), free(rows);
+    run_result *r;
+    tel_row *rows;
+    if (alloc_run(&r, &rows, MAXROWS))
         return;
-    }
     run((const char *[]){"--load", table_at, "--load", ball_at, "--tool", "ball", "--pose", "table=0,0,-0.02,1,0,0,0", "--driver",
                          replay, "--ist-spheres", "300", "--duration", "1.2", QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json",
                          json_path, "--record", rec_path, NULL},
