@@ -1186,6 +1186,15 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
         snprintf(err, errlen, "'%s': a sphere count sizes the inner sphere tree built from a mesh; %s is built already", name, path);
         return -1;
     }
+    /* a name in use is refused before a build that may take seconds (and
+     * again when the object is added: the scene may change meanwhile) */
+    pthread_mutex_lock(&s->ctl_lock);
+    const int taken = find_locked(s, name) >= 0;
+    pthread_mutex_unlock(&s->ctl_lock);
+    if (taken) {
+        snprintf(err, errlen, "an object named '%s' exists; remove it first", name);
+        return -1;
+    }
     rt_object obj;
     if (rt_object_load(path, ist_spheres ? ist_spheres : s->cfg.ist_spheres, &obj, err, errlen) != 0)
         return -1;

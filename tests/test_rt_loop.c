@@ -102,6 +102,40 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
 }
 
 
+/* the scene's refusals: a name in use (before any build: a missing file
+ * is not even opened), a full scene; a removed object's slot is free again */
+static void test_scene_refusals(void)
+{
+    char err[256] = "";
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.max_objects = 2;
+    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
+    CHECK(svc != NULL, "service: %s", err);
+    if (!svc) {
+        dev_close(dev);
+        return;
+    }
+    CHECK(add(svc, "a", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0, 0, 0), err) == 0, "a: %s", err);
+    CHECK(add(svc, "b", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(1, 0, 0), err) == 0, "b: %s", err);
+    rt_object o;
+    CHECK(rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), RT_IST_SPHERES, &o, err, sizeof err) == 0, "c: %s", err);
+    CHECK(rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == -1 && strstr(err, "scene full (2 objects)"), "a third: '%s'", err);
+    CHECK(rt_service_add_object(svc, "a", &o, NULL, err, sizeof err) == -1 && strstr(err, "an object named 'a' exists; remove it first"),
+          "a name in use: '%s'", err);
+    CHECK(rt_service_load_object(svc, "a", "/nonexistent/mesh.off", NULL, 0, err, sizeof err) == -1 &&
+              strstr(err, "an object named 'a' exists; remove it first"),
+          "a name in use, loaded from a file: '%s' (the name is checked before the file is read)", err);
+    CHECK(rt_service_remove_object(svc, "a", err, sizeof err) == 0, "remove a: %s", err);
+    CHECK(rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == 0, "c in a's slot: %s", err);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.object_count == 2, "%u objects", st.object_count);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 static void test_loop_with_sim_device(void)
 {
     char err[256];
@@ -920,6 +954,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_lower_force_limit);
     RUN_TEST(test_proxy_flung);
     RUN_TEST(test_low_rate_coupling);
+    RUN_TEST(test_scene_refusals);
     RUN_TEST(test_voxel_queue);
     RUN_TEST(test_watchdog_limit);
     RUN_TEST(test_loop_with_sim_device);

@@ -259,6 +259,7 @@ static void test_malformed(void)
     expect_fail("/pose", msg("sfffffff", "ghost", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), "ghost");
     expect_fail("/nonsense", msg("i", 1), "unknown address");
     expect_fail("/load", msg("ss", "x", "/nonexistent/mesh.obj"), "mesh.obj");
+    expect_fail("/load", msg("ss", "tool", box_path), "an object named 'tool' exists; remove it first");
     expect_fail("/load", msg("ss", "a-name-that-is-far-too-long-for-the-scene", box_path), "characters");
     expect_fail("/load", msg("ssi", "x", box_path, 0), "sphere count is a whole number from 1 to 1000000");
     expect_fail("/load", msg("ssf", "x", box_path, 100.5), "whole number");
