@@ -588,17 +588,31 @@ OSC_HANDLER(h_subscribe)
     return 0;
 }
 
+/* /telemetry/unsubscribe [port]: the sender's subscription (or its host's
+ * at port: what /telemetry/subscribe with a port made, which a tool such
+ * as oscsend, sending from a new port each time, could not end before) */
 OSC_HANDLER(h_unsubscribe)
 {
     OSC_PREAMBLE;
-    (void)argv;
-    if (osc_check(o, path, types, argc, "", 0))
+    double v[1];
+    if (osc_check(o, path, types, argc, "n", 0) || osc_numbers(o, path, types, argv, 0, argc, v))
         return 0;
+    if (!o->sender_valid) {
+        osc_fail(o, path, "no sender address");
+        return 0;
+    }
+    struct sockaddr_in to = o->sender;
+    if (argc == 1) {
+        if (v[0] < 1 || v[0] > 65535 || v[0] != floor(v[0])) {
+            osc_fail(o, path, "port must be an integer 1..65535");
+            return 0;
+        }
+        to.sin_port = htons((uint16_t)v[0]);
+    }
     int found = 0;
     pthread_mutex_lock(&o->sub_lock);
     for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
-        if (o->subs[i].period_s > 0 && o->sender_valid && o->subs[i].addr.sin_addr.s_addr == o->sender.sin_addr.s_addr &&
-            o->subs[i].addr.sin_port == o->sender.sin_port) {
+        if (o->subs[i].period_s > 0 && o->subs[i].addr.sin_addr.s_addr == to.sin_addr.s_addr && o->subs[i].addr.sin_port == to.sin_port) {
             o->subs[i].period_s = 0;
             found = 1;
         }

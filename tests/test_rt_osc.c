@@ -464,6 +464,11 @@ static void test_cli_tools(void)
         fclose(f);
     unlink(out);
     CHECK(lines >= 10, "oscdump saw %d /telemetry messages in 0.5 s at 50 Hz", lines);
+    /* oscsend sends from a new port each time: the subscription it made
+     * for oscdump's port is ended by naming that port */
+    snprintf(cmd, sizeof cmd, "oscsend 127.0.0.1 %d /telemetry/unsubscribe i %d", server_port, dump_port);
+    CHECK(system(cmd) == 0, "oscsend ran");
+    expect_fail("/telemetry/unsubscribe", msg("i", dump_port), "not subscribed"); /* (gone: ended above) */
 }
 
 static void test_telemetry_and_device(void)
@@ -495,6 +500,39 @@ static void test_telemetry_and_device(void)
     CHECK(recv_msg("/device/force", &r, 1000) == 0 && r.argc == 6, "/device/force datagrams arrive");
     cli_fd = saved;
     expect_done("/telemetry/unsubscribe", lo_message_new());
+}
+
+/* the subscribers' refusals and limit, and the other refusals no test
+ * reached: recording stop without a recording, the device's buttons */
+static void test_subscribers_and_refusals(void)
+{
+    expect_fail("/telemetry/subscribe", msg("f", 0.0), "rate must be in (0, 1000] Hz");
+    expect_fail("/telemetry/subscribe", msg("f", 2000.0), "rate must be in (0, 1000] Hz");
+    expect_fail("/telemetry/subscribe", msg("fi", 10.0, 0), "port must be an integer 1..65535");
+    expect_fail("/telemetry/subscribe", msg("ff", 10.0, 70000.0), "port must be an integer 1..65535");
+    expect_fail("/telemetry/unsubscribe", lo_message_new(), "not subscribed");
+    expect_fail("/telemetry/unsubscribe", msg("f", 1.5), "port must be an integer 1..65535");
+    expect_fail("/telemetry/unsubscribe", msg("ii", 1, 2), "arguments");
+    /* eight subscribers at most (to this host's ports nobody listens on);
+     * the same address again updates its rate, not a new slot */
+    int ok = 0;
+    for (int k = 0; k < 8; k++) {
+        send_msg("/telemetry/subscribe", msg("fi", 1.0, 50001 + k));
+        reply r;
+        ok += recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/telemetry/subscribe");
+    }
+    CHECK(ok == 8, "%d of 8 subscriptions taken", ok);
+    expect_done("/telemetry/subscribe", msg("fi", 2.0, 50001));
+    expect_fail("/telemetry/subscribe", msg("fi", 1.0, 50009), "too many subscribers (8)");
+    for (int k = 0; k < 8; k++)
+        expect_done("/telemetry/unsubscribe", msg("i", 50001 + k));
+    expect_fail("/telemetry/unsubscribe", msg("i", 50001), "not subscribed");
+    expect_done("/telemetry/subscribe", msg("fi", 1.0, 50009)); /* room again */
+    expect_done("/telemetry/unsubscribe", msg("i", 50009));
+    expect_fail("/record/stop", lo_message_new(), "not recording");
+    expect_fail("/device/pose", msg("ffffffff", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, -1.0), "buttons must be an unsigned integer bit mask");
+    expect_fail("/device/pose", msg("ffffffff", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.5), "buttons must be an unsigned integer bit mask");
+    expect_fail("/device/pose", msg("ffffffs", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, "x"), "type");
 }
 
 /* the OSC device held at (x, y, z) for ms milliseconds (a pose every 10
@@ -653,6 +691,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_cli_tools);
     RUN_TEST(test_telemetry_and_device);
     RUN_TEST(test_voxels_over_osc);
+    RUN_TEST(test_subscribers_and_refusals);
     rt_osc_stop(osc);
     rt_service_stop(svc);
     rt_osc_destroy(osc);
