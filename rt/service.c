@@ -247,10 +247,9 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
         if (s->tool_slot == (int)c->slot)
             s->tool_slot = -1;
         uint32_t slot = c->slot;
-        while (rt_ring_push(&s->rel, &slot) != 0) {
-            /* the release ring is sized to max_objects: it cannot be full */
-            break;
-        }
+        /* (the release ring is sized to max_objects, one entry a slot: it
+         * cannot be full) */
+        (void)rt_ring_push(&s->rel, &slot);
         break;
     }
     case CMD_POSE:

@@ -136,6 +136,63 @@ static void test_scene_refusals(void)
     dev_close(dev);
 }
 
+/* a full command queue: a command that finds no room is refused with a
+ * message that says so and counted; none that was taken is lost (the
+ * last pose taken is the one the loop holds) */
+static void test_command_queue_full(void)
+{
+    char err[256] = "";
+    dev_device *dev = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.cpu_latency_us = -1;
+    cfg.cmd_ring_capacity = 4;
+    cfg.max_cmds_per_cycle = 2;
+    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
+    CHECK(svc != NULL, "service: %s", err);
+    if (!svc) {
+        dev_close(dev);
+        return;
+    }
+    /* the tool, a 2 cm ball, at the null device's origin; the box far off */
+    CHECK(add(svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(2, 0, 0), err) == 0, "box: %s", err);
+    CHECK(add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0, "tool: %s", err);
+    CHECK(rt_service_set_tool(svc, "tool", err, sizeof err) == 0, "tool: %s", err);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    /* far faster than 2 commands a millisecond, every pose away from the tool */
+    int taken = 0, refused = 0, other = 0;
+    for (int i = 0; i < 2000; i++) {
+        prox_xform x = prox_xform_from_pose(prox_v3(1 + 0.001 * i, 0, 0), prox_quat_identity());
+        if (rt_service_set_pose(svc, "box", &x, err, sizeof err) == 0)
+            taken++;
+        else if (strstr(err, "command queue full (4 commands); try again"))
+            refused++;
+        else
+            other++;
+    }
+    CHECK(refused > 0 && other == 0 && taken + refused == 2000, "%d taken, %d refused as full, %d other refusals (%s)", taken, refused, other,
+          err);
+    /* the last pose, tried again until there is room: the box's face 3 mm
+     * from the ball, which the loop then measures (the margin is 5 mm) */
+    prox_xform last = prox_xform_from_pose(prox_v3(0.123, 0, 0), prox_quat_identity());
+    int tries = 0;
+    while (rt_service_set_pose(svc, "box", &last, err, sizeof err) != 0 && tries++ < 1000)
+        usleep(1000);
+    rt_status st;
+    for (int w = 0; w < 200; w++) { /* (the loop drains the queue at 2 a cycle) */
+        usleep(5000);
+        rt_service_status(svc, &st);
+        if (st.distance_m >= 0)
+            break;
+    }
+    CHECK(st.distance_m >= 0.0029 && st.distance_m <= 0.0036, "distance %g after the last pose: its face 3 mm from the ball", st.distance_m);
+    CHECK(st.cmd_drops == (uint64_t)(refused + tries), "the status counts %llu command drops, %d refused", (unsigned long long)st.cmd_drops,
+          refused + tries);
+    rt_service_stop(svc);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 static void test_loop_with_sim_device(void)
 {
     char err[256];
@@ -955,6 +1012,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_proxy_flung);
     RUN_TEST(test_low_rate_coupling);
     RUN_TEST(test_scene_refusals);
+    RUN_TEST(test_command_queue_full);
     RUN_TEST(test_voxel_queue);
     RUN_TEST(test_watchdog_limit);
     RUN_TEST(test_loop_with_sim_device);
