@@ -342,6 +342,30 @@ static void test_tool_and_budget_events(void)
     unlink(p);
 }
 
+/* object kinds and failures no other test runs: a tiled box (the table
+ * as 4 x 4 squares a face) holds the press like the plain box; a file
+ * object that cannot be read fails the run naming the scenario's line,
+ * the object and the file */
+static void test_object_kinds_and_run_errors(void)
+{
+    sim_report r;
+    char err[600] = "";
+    if (run_text("object table tiled_box 0.25 0.25 0.02 4 at 0 0 -0.02\nobject ball sphere 0.02 2\n" BALL_SETTINGS PRESS_EVENTS
+                 "duration 2\n",
+                 NULL, &r) == 0)
+        CHECK(r.contact_s > 0.5 && r.faults == 0 && r.tool_min.z > 0.005 && r.tool_min.z < 0.02, "tiled table: contact %.3f s, lowest z %.4f",
+              r.contact_s, r.tool_min.z);
+    sim_scenario *sc = sim_scenario_parse("object m file nope.off\nobject ball sphere 0.02 2\n" BALL_SETTINGS PRESS_EVENTS, "t.sim", "/nonexistent",
+                                          err, sizeof err);
+    CHECK(sc != NULL, "parsed: %s", err);
+    if (sc) {
+        sim_options o = {NULL, 1};
+        CHECK(sim_run(sc, &o, &r, err, sizeof err) == -1 && strstr(err, "t.sim:1: object m: ") && strstr(err, "/nonexistent/nope.off"),
+              "a file object that cannot be read: '%s'", err);
+        sim_scenario_free(sc);
+    }
+}
+
 /* a voxel map filled under the tool at 1 s: contact starts there. Before
  * that the map is empty: its distance is infinite, which the loop took for
  * a fault on every cycle (1,401 of 2,001 here), zeroing every force */
@@ -647,6 +671,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_ist_spheres_flat_force);
     RUN_TEST(test_events_at_their_cycle);
     RUN_TEST(test_tool_and_budget_events);
+    RUN_TEST(test_object_kinds_and_run_errors);
     RUN_TEST(test_voxel_events);
     RUN_TEST(test_unmeasurable_pair_faults);
     RUN_TEST(test_large_voxel_block);
