@@ -38,6 +38,16 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         char *h = strchr(s, '#');
         if (h)
             *h = 0;
+        /* a carriage return with more after it: lines ended by CR alone
+         * (classic Mac OS), which read as one line: its first point only */
+        const char *cr = strchr(s, '\r');
+        if (cr && cr[strspn(cr, " \t\r\n\v\f")]) {
+            snprintf(err, errlen, "%s:%d: a carriage return inside the line (lines ended by CR alone?): one point a line, lines ended by LF or CR LF",
+                     path, lineno);
+            free(v);
+            fclose(f);
+            return -1;
+        }
         double x, y, z;
         int nread = sscanf(s, "%lf %lf %lf", &x, &y, &z);
         if (nread == EOF) /* blank, or a comment alone */

@@ -629,6 +629,10 @@ static void test_cloud_reader(void)
         expect_cloud("byte order mark", write_tmp("bom.xyz", "\xef\xbb\xbf" "0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
         expect_cloud("byte order mark and header", write_tmp("bomh.xyz", "\xef\xbb\xbf" "x y z\n0 0 0\n1 1 1\n"), 1.0, o, 2, 2, 2, two, 2);
         expect_cloud_error(write_tmp("hdr3.xyz", "x y z\nunits m\n0 0 0\n"), 1.0, "hdr3.xyz", "hdr3.xyz:2: want 'x y z' (finite numbers)");
+        /* CR LF lines read; CR alone (classic Mac OS) would read as one
+         * line and its first point: refused */
+        expect_cloud("CR LF", write_tmp("crlf.xyz", "0 0 0\r\n1 1 1\r\n"), 1.0, o, 2, 2, 2, two, 2);
+        expect_cloud_error(write_tmp("cr.xyz", "0 0 0\r1 1 1\r"), 1.0, "cr.xyz", "cr.xyz:1: a carriage return inside the line");
     }
     /* the cell size */
     const char *ok = write_tmp("ok.xyz", "0 0 0\n1 1 1\n");
