@@ -133,6 +133,17 @@ static void test_files(void)
                             {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 65536 65536 65536\ncapacity 33554432\n", "capacity"},
                             {"hapticd-voxmap 1\ncell 1e308\norigin 1e308 1e308 1e308\ndims 4 4 4\n", "not finite"},
                             {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 0 4 4\n", ":4: dimensions"},
+                            /* each header line malformed; voxels before the header is whole; a cell beyond
+                             * int32; more voxels than the capacity */
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0\ndims 4 4 4\n", ":3: malformed header"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4\n", ":4: malformed header"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\ncapacity many\n", ":5: malformed header"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\n1 1 1 1\n", ":4: voxels before the header is complete"},
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n3000000000 0 0 1\n", ":5: cell (3000000000 0 0) out of range"},
+                            /* (a capacity is what the map holds at least: 2 asks for a table that holds 8) */
+                            {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\ncapacity 2\n0 0 0 1\n1 0 0 1\n2 0 0 1\n3 0 0 1\n"
+                             "0 1 0 1\n1 1 0 1\n2 1 0 1\n3 1 0 1\n0 2 0 1\n",
+                             ":14: more voxels than the map's capacity"},
                             {"", "empty"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(path, "w");
