@@ -35,11 +35,10 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         char *s = line;
         if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark (Windows editors) */
             s += 3;
-        char *h = strchr(s, '#');
-        if (h)
-            *h = 0;
-        /* a carriage return with more after it: lines ended by CR alone
-         * (classic Mac OS), which read as one line: its first point only */
+        /* a carriage return with more after it, a comment included: lines
+         * ended by CR alone (classic Mac OS), which read as one line, its
+         * first point only (checked before the comment is cut off: a
+         * first line's comment would hide the rest) */
         const char *cr = strchr(s, '\r');
         if (cr && cr[strspn(cr, " \t\r\n\v\f")]) {
             snprintf(err, errlen, "%s:%d: a carriage return inside the line (lines ended by CR alone?): one point a line, lines ended by LF or CR LF",
@@ -48,6 +47,9 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
             fclose(f);
             return -1;
         }
+        char *h = strchr(s, '#');
+        if (h)
+            *h = 0;
         double x, y, z;
         int nread = sscanf(s, "%lf %lf %lf", &x, &y, &z);
         if (nread == EOF) /* blank, or a comment alone */

@@ -247,8 +247,8 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
         if (s->tool_slot == (int)c->slot)
             s->tool_slot = -1;
         uint32_t slot = c->slot;
-        /* (the release ring is sized to max_objects, one entry a slot: it
-         * cannot be full) */
+        /* (the release ring holds twice max_objects, and a slot stays in
+         * use until its entry is drained: it cannot be full) */
         (void)rt_ring_push(&s->rel, &slot);
         break;
     }

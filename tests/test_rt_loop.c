@@ -114,13 +114,20 @@ static void test_scene_refusals(void)
     rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
     CHECK(svc != NULL, "service: %s", err);
     if (!svc) {
-        dev_close(dev);
+        if (dev)
+            dev_close(dev);
         return;
     }
     CHECK(add(svc, "a", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0, 0, 0), err) == 0, "a: %s", err);
     CHECK(add(svc, "b", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(1, 0, 0), err) == 0, "b: %s", err);
     rt_object o;
-    CHECK(rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), RT_IST_SPHERES, &o, err, sizeof err) == 0, "c: %s", err);
+    const int made = rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), RT_IST_SPHERES, &o, err, sizeof err) == 0;
+    CHECK(made, "c: %s", err);
+    if (!made) {
+        rt_service_destroy(svc);
+        dev_close(dev);
+        return;
+    }
     CHECK(rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == -1 && strstr(err, "scene full (2 objects)"), "a third: '%s'", err);
     CHECK(rt_service_add_object(svc, "a", &o, NULL, err, sizeof err) == -1 && strstr(err, "an object named 'a' exists; remove it first"),
           "a name in use: '%s'", err);
@@ -128,7 +135,10 @@ static void test_scene_refusals(void)
               strstr(err, "an object named 'a' exists; remove it first"),
           "a name in use, loaded from a file: '%s' (the name is checked before the file is read)", err);
     CHECK(rt_service_remove_object(svc, "a", err, sizeof err) == 0, "remove a: %s", err);
-    CHECK(rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == 0, "c in a's slot: %s", err);
+    const int added = rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == 0;
+    CHECK(added, "c in a's slot: %s", err);
+    if (!added)
+        rt_object_free(&o);
     rt_status st;
     rt_service_status(svc, &st);
     CHECK(st.object_count == 2, "%u objects", st.object_count);
@@ -151,7 +161,8 @@ static void test_command_queue_full(void)
     rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
     CHECK(svc != NULL, "service: %s", err);
     if (!svc) {
-        dev_close(dev);
+        if (dev)
+            dev_close(dev);
         return;
     }
     /* the tool, a 2 cm ball, at the null device's origin; the box far off */

@@ -464,8 +464,9 @@ static void test_cli_tools(void)
         fclose(f);
     unlink(out);
     CHECK(lines >= 10, "oscdump saw %d /telemetry messages in 0.5 s at 50 Hz", lines);
-    /* oscsend sends from a new port each time: the subscription it made
-     * for oscdump's port is ended by naming that port */
+    /* oscsend sends from a new port each time: it ends the subscription
+     * to oscdump's port (made above from this test's socket) by naming
+     * that port, from the same host */
     snprintf(cmd, sizeof cmd, "oscsend 127.0.0.1 %d /telemetry/unsubscribe i %d", server_port, dump_port);
     CHECK(system(cmd) == 0, "oscsend ran");
     expect_fail("/telemetry/unsubscribe", msg("i", dump_port), "not subscribed"); /* (gone: ended above) */

@@ -633,6 +633,9 @@ static void test_cloud_reader(void)
          * line and its first point: refused */
         expect_cloud("CR LF", write_tmp("crlf.xyz", "0 0 0\r\n1 1 1\r\n"), 1.0, o, 2, 2, 2, two, 2);
         expect_cloud_error(write_tmp("cr.xyz", "0 0 0\r1 1 1\r"), 1.0, "cr.xyz", "cr.xyz:1: a carriage return inside the line");
+        expect_cloud_error(write_tmp("cr2.xyz", "0 0 0 # a\r5 5 5\r"), 1.0, "cr2.xyz", "cr2.xyz:1: a carriage return inside the line");
+        expect_cloud_error(write_tmp("cr3.xyz", "# a header\r0 0 0\r1 1 1\r"), 1.0, "cr3.xyz", "cr3.xyz:1: a carriage return inside the line");
+        expect_cloud("CR before trailing spaces", write_tmp("crsp.xyz", "0 0 0\r  \n1 1 1 # c\r\n"), 1.0, o, 2, 2, 2, two, 2);
     }
     /* the cell size */
     const char *ok = write_tmp("ok.xyz", "0 0 0\n1 1 1\n");
