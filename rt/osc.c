@@ -537,6 +537,25 @@ OSC_HANDLER(h_voxel_batch)
 
 static void osc_on_telemetry(const rt_telemetry *t, void *user);
 
+/* where a subscription goes: the sender, or its host at *port when given
+ * (an integer 1..65535); -1 (answered /fail) without either */
+static int osc_telemetry_to(rt_osc *o, const char *path, const double *port, struct sockaddr_in *to)
+{
+    if (!o->sender_valid) {
+        osc_fail(o, path, "no sender address");
+        return -1;
+    }
+    *to = o->sender;
+    if (port) {
+        if (*port < 1 || *port > 65535 || *port != floor(*port)) {
+            osc_fail(o, path, "port must be an integer 1..65535");
+            return -1;
+        }
+        to->sin_port = htons((uint16_t)*port);
+    }
+    return 0;
+}
+
 /* /telemetry/subscribe rate_hz [port]: telemetry to the sender (or to the
  * sender's host at port) */
 OSC_HANDLER(h_subscribe)
@@ -549,18 +568,9 @@ OSC_HANDLER(h_subscribe)
         osc_fail(o, path, "rate must be in (0, 1000] Hz");
         return 0;
     }
-    if (!o->sender_valid) {
-        osc_fail(o, path, "no sender address");
+    struct sockaddr_in to;
+    if (osc_telemetry_to(o, path, argc == 2 ? &v[1] : NULL, &to))
         return 0;
-    }
-    struct sockaddr_in to = o->sender;
-    if (argc == 2) {
-        if (v[1] < 1 || v[1] > 65535 || v[1] != floor(v[1])) {
-            osc_fail(o, path, "port must be an integer 1..65535");
-            return 0;
-        }
-        to.sin_port = htons((uint16_t)v[1]);
-    }
     int slot = -1;
     pthread_mutex_lock(&o->sub_lock);
     for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
@@ -597,18 +607,9 @@ OSC_HANDLER(h_unsubscribe)
     double v[1];
     if (osc_check(o, path, types, argc, "n", 0) || osc_numbers(o, path, types, argv, 0, argc, v))
         return 0;
-    if (!o->sender_valid) {
-        osc_fail(o, path, "no sender address");
+    struct sockaddr_in to;
+    if (osc_telemetry_to(o, path, argc == 1 ? &v[0] : NULL, &to))
         return 0;
-    }
-    struct sockaddr_in to = o->sender;
-    if (argc == 1) {
-        if (v[0] < 1 || v[0] > 65535 || v[0] != floor(v[0])) {
-            osc_fail(o, path, "port must be an integer 1..65535");
-            return 0;
-        }
-        to.sin_port = htons((uint16_t)v[0]);
-    }
     int found = 0;
     pthread_mutex_lock(&o->sub_lock);
     for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)

@@ -102,22 +102,32 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
 }
 
 
+/* a service on the null device (a device at the origin), not started,
+ * with cfg's changes made by the caller; NULL (a failed check) if it
+ * cannot be had */
+static rt_service *null_service(const rt_config *cfg, dev_device **dev)
+{
+    char err[256] = "";
+    *dev = dev_null_open(err, sizeof err);
+    rt_service *svc = *dev ? rt_service_create(cfg, *dev, err, sizeof err) : NULL;
+    CHECK(svc != NULL, "service: %s", err);
+    if (!svc && *dev)
+        dev_close(*dev), *dev = NULL;
+    return svc;
+}
+
 /* the scene's refusals: a name in use (before any build: a missing file
  * is not even opened), a full scene; a removed object's slot is free again */
 static void test_scene_refusals(void)
 {
     char err[256] = "";
-    dev_device *dev = dev_null_open(err, sizeof err);
     rt_config cfg = rt_config_default();
     cfg.priority = 0;
     cfg.max_objects = 2;
-    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
-    CHECK(svc != NULL, "service: %s", err);
-    if (!svc) {
-        if (dev)
-            dev_close(dev);
+    dev_device *dev;
+    rt_service *svc = null_service(&cfg, &dev);
+    if (!svc)
         return;
-    }
     CHECK(add(svc, "a", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0, 0, 0), err) == 0, "a: %s", err);
     CHECK(add(svc, "b", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(1, 0, 0), err) == 0, "b: %s", err);
     rt_object o;
@@ -152,19 +162,15 @@ static void test_scene_refusals(void)
 static void test_command_queue_full(void)
 {
     char err[256] = "";
-    dev_device *dev = dev_null_open(err, sizeof err);
     rt_config cfg = rt_config_default();
     cfg.priority = 0;
     cfg.cpu_latency_us = -1;
     cfg.cmd_ring_capacity = 4;
     cfg.max_cmds_per_cycle = 2;
-    rt_service *svc = dev ? rt_service_create(&cfg, dev, err, sizeof err) : NULL;
-    CHECK(svc != NULL, "service: %s", err);
-    if (!svc) {
-        if (dev)
-            dev_close(dev);
+    dev_device *dev;
+    rt_service *svc = null_service(&cfg, &dev);
+    if (!svc)
         return;
-    }
     /* the tool, a 2 cm ball, at the null device's origin; the box far off */
     CHECK(add(svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(2, 0, 0), err) == 0, "box: %s", err);
     CHECK(add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0, "tool: %s", err);
