@@ -238,6 +238,9 @@ __attribute__((cold)) double ist_tritree_closest_far(const prox_ist *t, prox_vec
 uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
                            uint32_t *tri, float *dist, double *most, uint64_t deadline_ns, int *cut);
 
+/* tri_flat's size: a bit a triangle */
+#define IST_TRI_FLAT_BYTES(n) ((size_t)(n) / 8 + 1)
+
 /* distance from p to triangle `tri` of t (t's frame), its closest point in
  * *q. A triangle's flatness comes from tri_flat (ist_derive, which every
  * tree goes through, computes it by the same expression from the same
@@ -249,8 +252,6 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
  * 31.50M -> 31.07M, bunny00 34.68M -> 34.21M / 37.82M -> 37.42M, knot1
  * 17.85M -> 17.67M / 29.40M -> 29.13M, fandisk 17.05M -> 16.89M / 13.95M
  * -> 13.94M, elephant 14.67M -> 14.47M / 40.69M -> 40.24M. */
-/* tri_flat's size: a bit a triangle */
-#define IST_TRI_FLAT_BYTES(n) ((size_t)(n) / 8 + 1)
 
 static inline double ist_point_tri_dist(const prox_ist *t, uint32_t tri, prox_vec3 p, prox_vec3 *q)
 {

@@ -560,7 +560,7 @@ static inline unsigned wbox_near(const ist_wnode *W, const wcoord p[3], wcoord l
 #if defined(__SSE2__)
     const __m128 z = _mm_setzero_ps();
     const __m128 px = p[0], py = p[1], pz = p[2];
-    __m128 s = z;
+    __m128 s; /* (the first axis sets it) */
 #pragma GCC unroll 3
     for (int a = 0; a < 3; a++) {
         __m128 pa = _mm_add_ps(_mm_add_ps(_mm_mul_ps(px, _mm_load_ps(W->ax[3 * a])), _mm_mul_ps(py, _mm_load_ps(W->ax[3 * a + 1]))),
@@ -907,7 +907,7 @@ double ist_tritree_closest(const prox_ist *t, prox_vec3 p, double bound, uint32_
  * the leaf's reaches in out. The same float operations in the same order
  * in each lane as the scalar code (the same reaches bit for bit). */
 #if defined(__SSE2__)
-static inline unsigned wbox_reach(const ist_wnode *W, const wcoord u[3], float lv, float thr)
+static inline unsigned wbox_reach(const ist_wnode *W, const wcoord u[3], float lv, wcoord thr)
 {
     __m128 r = _mm_set1_ps(-lv);
 #pragma GCC unroll 3
@@ -916,10 +916,10 @@ static inline unsigned wbox_reach(const ist_wnode *W, const wcoord u[3], float l
                                     _mm_mul_ps(u[2], row(W->ax[3 * i + 2])));
         r = _mm_add_ps(r, _mm_max_ps(_mm_mul_ps(c, row(W->lo[i])), _mm_mul_ps(c, row(W->hi[i]))));
     }
-    return (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(r, _mm_set1_ps(thr)));
+    return (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(r, thr));
 }
 
-static inline unsigned wleaf_reach(const ist_wleaf *L, const wcoord u[3], float lv, float thr, float out[4])
+static inline unsigned wleaf_reach(const ist_wleaf *L, const wcoord u[3], float lv, wcoord thr, float out[4])
 {
     const __m128 ra = dot3(u[0], u[1], u[2], row(L->a[0]), row(L->a[1]), row(L->a[2]));
     const __m128 rb = dot3(u[0], u[1], u[2], row(L->b[0]), row(L->b[1]), row(L->b[2]));
@@ -927,7 +927,7 @@ static inline unsigned wleaf_reach(const ist_wleaf *L, const wcoord u[3], float 
                                  _mm_mul_ps(u[2], row(L->ac[2])));
     const __m128 r = _mm_sub_ps(_mm_max_ps(_mm_max_ps(ra, rb), rc), _mm_set1_ps(lv));
     _mm_storeu_ps(out, r);
-    return (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(r, _mm_set1_ps(thr))) & ((1u << L->count) - 1);
+    return (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(r, thr)) & ((1u << L->count) - 1);
 }
 #else
 static inline unsigned wbox_reach(const ist_wnode *W, const wcoord u[3], float lv, float thr)
@@ -1012,6 +1012,7 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
     const wcoord uu[3] = {wcoord_of((float)u.x), wcoord_of((float)u.y), wcoord_of((float)u.z)};
     const float lv = (float)level;
     float thr = (float)above - m; /* a box or triangle reaching no further is dropped */
+    wcoord vthr = wcoord_of(thr);  /* thr in the kernels' lanes, broadcast when it rises (as ist_tritree_closest's vlim2) */
     enum { STACK = 128 };
     uint32_t stack[STACK];
     int top = 0;
@@ -1047,7 +1048,7 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
         float d2[4];
         if (!(ref & IST_WIDE_LEAF)) {
             const ist_wnode *W = &g->wide[ref];
-            unsigned far4 = wbox_reach(W, uu, lv, thr);
+            unsigned far4 = wbox_reach(W, uu, lv, vthr);
             if (!far4)
                 continue;
             for (unsigned near = wbox_near(W, pp, lim2, d2) & far4; near && top < STACK; near &= near - 1)
@@ -1056,7 +1057,7 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
         }
         const ist_wleaf *L = &g->wleaf[ref & ~IST_WIDE_LEAF];
         float rk[4];
-        unsigned far4 = wleaf_reach(L, uu, lv, thr, rk);
+        unsigned far4 = wleaf_reach(L, uu, lv, vthr, rk);
         if (!far4)
             continue;
         for (unsigned near = wleaf_near(L, pp, lim2, d2) & far4; near; near &= near - 1) {
@@ -1067,6 +1068,7 @@ uint32_t ist_tritree_reach(const prox_ist *t, prox_vec3 p, double radius, prox_v
             best = r > best ? r : best;
             if (!cap) { /* the largest reach only: what reaches no further drops */
                 thr = best;
+                vthr = wcoord_of(thr);
                 continue;
             }
             const float d = sqrtf(d2[k]);

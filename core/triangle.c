@@ -209,7 +209,7 @@ static inline double tri_dist(const prox_vec3 P[3], const prox_vec3 Q[3], double
     }
     prox_vec3 nP = prox_v3_cross(eP[0], prox_v3_sub(P[2], P[0])), nQ = prox_v3_cross(eQ[0], prox_v3_sub(Q[2], Q[0]));
     double nP2 = prox_v3_len2(nP), nQ2 = prox_v3_len2(nQ);
-    /* degenerate (zero area, as tri_degenerate): fall back to the edges */
+    /* degenerate (zero area, as point_triangle_flat): fall back to the edges */
     int degP = !(nP2 > 1e-24 * (lP[0] + lP[2]) * (lP[0] + lP[2])), degQ = !(nQ2 > 1e-24 * (lQ[0] + lQ[2]) * (lQ[0] + lQ[2]));
     /* signed plane offsets (times the normals' lengths) of each triangle's
      * vertices from the other's plane */

@@ -28,9 +28,7 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         lineno++;
         if (got < 0) {
             snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-            free(v);
-            fclose(f);
-            return -1;
+            goto fail;
         }
         char *s = line;
         if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark (Windows editors) */
@@ -43,9 +41,7 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         if (cr && cr[strspn(cr, " \t\r\n\v\f")]) {
             snprintf(err, errlen, "%s:%d: a carriage return inside the line (lines ended by CR alone?): one point a line, lines ended by LF or CR LF",
                      path, lineno);
-            free(v);
-            fclose(f);
-            return -1;
+            goto fail;
         }
         char *h = strchr(s, '#');
         if (h)
@@ -60,9 +56,7 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         }
         if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
             snprintf(err, errlen, "%s:%d: want 'x y z' (finite numbers)", path, lineno);
-            free(v);
-            fclose(f);
-            return -1;
+            goto fail;
         }
         if (k == cap) {
             prox_vec3 *nv = realloc(v, sizeof *v * (cap *= 2));
@@ -83,6 +77,10 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     *pts = v;
     *n = k;
     return 0;
+fail:
+    free(v);
+    fclose(f);
+    return -1;
 }
 
 /* A small PLY reader for point clouds. assimp reads vertex-only PLY files

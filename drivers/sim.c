@@ -14,7 +14,7 @@ typedef struct sim_dev {
     dev_device dev;
     dev_sim_def def;
     uint64_t t0, last_ns;
-    int started; /* read once: on the system clock, the hand's time starts at the first reading */
+    int started; /* the hand's time has its start: at open on a caller's clock, at the first reading on the system clock */
     prox_vec3 x, v;
     prox_quat q;   /* the hand's orientation at the last reading */
     double work_j; /* by the written forces on the handle */
@@ -63,9 +63,8 @@ static int sim_read(dev_device *d, dev_state *out)
      * demo's trees: 0.4 s, 2 s under ThreadSanitizer) would otherwise run
      * the script on unseen (tests/test_rt_main.c). A caller's clock keeps
      * the time since open (the scenarios' virtual clock starts there). */
-    if (!s->started && !s->def.clock_ns)
-        s->t0 = s->last_ns = now;
-    s->started = 1;
+    if (!s->started)
+        s->t0 = s->last_ns = now, s->started = 1;
     double dt_total = now > s->last_ns ? (double)(now - s->last_ns) * 1e-9 : 0.0;
     if (dt_total > 0.05 && !s->def.clock_ns)
         dt_total = 0.05; /* after a stall, do not integrate a huge step (a caller's clock does not stall) */
@@ -135,6 +134,7 @@ dev_device *dev_sim_open(const dev_sim_def *def, char *err, size_t errlen)
     s->dev.info.max_damping_n_s_per_m = 20;
     s->dev.info.max_angular_stiffness_nm_per_rad = 5;
     s->t0 = s->last_ns = now_ns(s);
+    s->started = d.clock_ns != NULL;
     s->q = prox_quat_identity();
     s->x = d.start;
     if (d.hand) /* the handle starts in the hand */

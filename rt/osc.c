@@ -296,6 +296,9 @@ OSC_HANDLER(h_status)
     return 0;
 }
 
+/* v is a whole number from lo to hi (NaN is not) */
+static int osc_whole(double v, double lo, double hi) { return v >= lo && v <= hi && v == floor(v); }
+
 /* /load name path [tx ty tz qw qx qy qz] [spheres]: the sphere count (a
  * whole number, 1 .. RT_IST_SPHERES_MAX) sizes the inner sphere tree of a
  * closed mesh; without it, hapticd --ist-spheres */
@@ -317,7 +320,7 @@ OSC_HANDLER(h_load)
     if (argc == 3 || argc == 10) {
         if (osc_numbers(o, path, types, argv, argc - 1, 1, &v[7]))
             return 0;
-        if (!(v[7] >= 1 && v[7] <= RT_IST_SPHERES_MAX) || v[7] != floor(v[7])) {
+        if (!osc_whole(v[7], 1, RT_IST_SPHERES_MAX)) {
             osc_fail(o, path, "argument %d: the sphere count is a whole number from 1 to %u", argc, RT_IST_SPHERES_MAX);
             return 0;
         }
@@ -471,7 +474,7 @@ OSC_HANDLER(h_voxel_set)
     if (osc_check(o, path, types, argc, "snnnn", 5) || osc_name(o, path, argv, 0, &map) ||
         osc_numbers(o, path, types, argv, 1, 4, v) || osc_cell(o, path, v, c))
         return 0;
-    if (v[3] < 0 || v[3] >= PROX_VOXEL_CLASS_COUNT || v[3] != floor(v[3])) {
+    if (!osc_whole(v[3], 0, PROX_VOXEL_CLASS_COUNT - 1)) {
         osc_fail(o, path, "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
         return 0;
     }
@@ -537,6 +540,12 @@ OSC_HANDLER(h_voxel_batch)
 
 static void osc_on_telemetry(const rt_telemetry *t, void *user);
 
+/* a live subscription to `to` */
+static int osc_sub_to(const osc_subscriber *sub, const struct sockaddr_in *to)
+{
+    return sub->period_s > 0 && sub->addr.sin_port == to->sin_port && sub->addr.sin_addr.s_addr == to->sin_addr.s_addr;
+}
+
 /* where a subscription goes: the sender, or its host at *port when given
  * (an integer 1..65535); -1 (answered /fail) without either */
 static int osc_telemetry_to(rt_osc *o, const char *path, const double *port, struct sockaddr_in *to)
@@ -547,7 +556,7 @@ static int osc_telemetry_to(rt_osc *o, const char *path, const double *port, str
     }
     *to = o->sender;
     if (port) {
-        if (*port < 1 || *port > 65535 || *port != floor(*port)) {
+        if (!osc_whole(*port, 1, 65535)) {
             osc_fail(o, path, "port must be an integer 1..65535");
             return -1;
         }
@@ -574,8 +583,7 @@ OSC_HANDLER(h_subscribe)
     int slot = -1;
     pthread_mutex_lock(&o->sub_lock);
     for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
-        if (o->subs[i].period_s > 0 && o->subs[i].addr.sin_port == to.sin_port &&
-            o->subs[i].addr.sin_addr.s_addr == to.sin_addr.s_addr)
+        if (osc_sub_to(&o->subs[i], &to))
             slot = i;
     for (int i = 0; slot < 0 && i < RT_OSC_MAX_SUBSCRIBERS; i++)
         if (o->subs[i].period_s == 0)
@@ -613,7 +621,7 @@ OSC_HANDLER(h_unsubscribe)
     int found = 0;
     pthread_mutex_lock(&o->sub_lock);
     for (int i = 0; i < RT_OSC_MAX_SUBSCRIBERS; i++)
-        if (o->subs[i].period_s > 0 && o->subs[i].addr.sin_addr.s_addr == to.sin_addr.s_addr && o->subs[i].addr.sin_port == to.sin_port) {
+        if (osc_sub_to(&o->subs[i], &to)) {
             o->subs[i].period_s = 0;
             found = 1;
         }
@@ -688,7 +696,7 @@ OSC_HANDLER(h_device_pose)
     }
     uint32_t buttons = 0;
     if (argc == 8) {
-        if (v[7] < 0 || v[7] > 4294967295.0 || v[7] != floor(v[7])) {
+        if (!osc_whole(v[7], 0, 4294967295.0)) {
             osc_fail(o, path, "buttons must be an unsigned integer bit mask");
             return 0;
         }

@@ -358,7 +358,6 @@ static void apply_vox(rt_service *s, const rt_vox_msg *vm)
 /* One cycle at cycle_start (the loop's clock: CLOCK_MONOTONIC, or the
  * caller's in lockstep); real_start is CLOCK_MONOTONIC at its start (the
  * voxel budget is real time, whatever the loop's clock). */
-
 static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
     /* 1. commands and voxel updates, bounded */
@@ -1102,6 +1101,15 @@ static int find_locked(rt_service *s, const char *name)
     return -1;
 }
 
+/* 1 (and the message) where an object has the name already */
+static int name_taken_locked(rt_service *s, const char *name, char *err, size_t errlen)
+{
+    if (find_locked(s, name) < 0)
+        return 0;
+    snprintf(err, errlen, "an object named '%s' exists; remove it first", name);
+    return 1;
+}
+
 static int name_ok(const char *name, char *err, size_t errlen)
 {
     if (!name || !name[0] || strlen(name) >= RT_NAME_MAX) {
@@ -1144,9 +1152,7 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         return -1;
     pthread_mutex_lock(&s->ctl_lock);
     int rc = -1;
-    if (find_locked(s, name) >= 0) {
-        snprintf(err, errlen, "an object named '%s' exists; remove it first", name);
-    } else {
+    if (!name_taken_locked(s, name, err, errlen)) {
         int slot = -1;
         for (uint32_t i = 0; i < s->cfg.max_objects && slot < 0; i++)
             if (!s->objects[i].used)
@@ -1188,12 +1194,10 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
     /* a name in use is refused before a build that may take seconds (and
      * again when the object is added: the scene may change meanwhile) */
     pthread_mutex_lock(&s->ctl_lock);
-    const int taken = find_locked(s, name) >= 0;
+    const int taken = name_taken_locked(s, name, err, errlen);
     pthread_mutex_unlock(&s->ctl_lock);
-    if (taken) {
-        snprintf(err, errlen, "an object named '%s' exists; remove it first", name);
+    if (taken)
         return -1;
-    }
     rt_object obj;
     if (rt_object_load(path, ist_spheres ? ist_spheres : s->cfg.ist_spheres, &obj, err, errlen) != 0)
         return -1;
@@ -1350,8 +1354,8 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
         if (loop_owns_queues(s)) {
             if (rt_ring_push(&s->vox, &m) != 0)
                 break;
-        } else if (rt_object_voxel_apply(s->objects[slot].obj.tree, &u[i]) != 0)
-            atomic_fetch_add_explicit(&s->voxel_drops, 1, memory_order_relaxed); /* the map is full */
+        } else /* (no loop: its ADD was applied here, the slot is live) */
+            apply_vox(s, &m);
     }
     if (i < count) /* every update that did not fit, not one per call */
         atomic_fetch_add_explicit(&s->voxel_drops, count - i, memory_order_relaxed);

@@ -99,9 +99,11 @@ static inline void check_find_tool(const char *argv0, const char *env_name, cons
 static inline void check_find_prox(const char *argv0, char *out, size_t size) { check_find_tool(argv0, "PROX_BIN", "prox", out, size); }
 
 /* Run a shell command (the tests call the prox tool so); its stdout lines
- * go to out (up to max lines of 255 characters), the last stderr line to
- * last_err (256 bytes). Returns the exit status, -1 if it did not exit. */
-static inline int check_run_cmd(const char *cmd, char out[][256], int max, int *nout, char *last_err)
+ * go to out (up to max lines of 255 characters), the first stderr line to
+ * first_err (256 bytes; NULL: not kept) and the last to last_err (the
+ * usage, where one is printed; the first says why). Returns the exit
+ * status, -1 if it did not exit. */
+static inline int check_run_cmd2(const char *cmd, char out[][256], int max, int *nout, char *first_err, char *last_err)
 {
     char errpath[64], full[4200];
     snprintf(errpath, sizeof errpath, "/tmp/prox-test-err-%ld.txt", (long)getpid());
@@ -109,6 +111,8 @@ static inline int check_run_cmd(const char *cmd, char out[][256], int max, int *
     FILE *p = popen(full, "r");
     *nout = 0;
     last_err[0] = 0;
+    if (first_err)
+        first_err[0] = 0;
     if (!p)
         return -1;
     char line[256];
@@ -118,12 +122,20 @@ static inline int check_run_cmd(const char *cmd, char out[][256], int max, int *
     int st = pclose(p);
     FILE *e = fopen(errpath, "r");
     if (e) {
-        while (fgets(line, sizeof line, e))
+        for (int k = 0; fgets(line, sizeof line, e); k++) {
+            if (k == 0 && first_err)
+                strcpy(first_err, line);
             strcpy(last_err, line);
+        }
         fclose(e);
     }
     remove(errpath);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static inline int check_run_cmd(const char *cmd, char out[][256], int max, int *nout, char *last_err)
+{
+    return check_run_cmd2(cmd, out, max, nout, NULL, last_err);
 }
 
 #endif

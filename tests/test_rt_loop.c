@@ -101,7 +101,6 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
     return rt_service_add_object(svc, name, &o, &x, err, 256);
 }
 
-
 /* a service on the null device (a device at the origin), not started,
  * with cfg's changes made by the caller; NULL (a failed check) if it
  * cannot be had */
@@ -808,18 +807,16 @@ static prox_xform near_pose(int i, int near)
  * closed) otherwise */
 static rt_service *bundle_service(dev_device **dev, last_tel *w)
 {
-    char err[256];
-    *dev = dev_null_open(err, sizeof err);
+    char err[256] = "";
     rt_config cfg = rt_config_default();
     cfg.priority = 0;
     cfg.max_cmds_per_cycle = 4;
     cfg.gains.margin_stiffness_n_per_m = 0;
-    rt_service *svc = *dev ? rt_service_create(&cfg, *dev, err, sizeof err) : NULL;
-    CHECK(svc && bundle_scene(svc, err) == 0, "scene: %s", err);
-    if (svc)
-        rt_service_add_telemetry_listener(svc, on_last, w);
-    else
-        dev_close(*dev);
+    rt_service *svc = null_service(&cfg, dev);
+    if (!svc)
+        return NULL;
+    CHECK(bundle_scene(svc, err) == 0, "scene: %s", err);
+    rt_service_add_telemetry_listener(svc, on_last, w);
     return svc;
 }
 

@@ -26,7 +26,8 @@ static char hapticd[1024];
 static char dir[] = "/tmp/hapticd-main-XXXXXX";
 
 /* options that keep a test run off the machine's real-time settings: no
- * SCHED_FIFO, the system's CPU wake-up latency left alone, no OSC server */
+ * SCHED_FIFO, the system's CPU wake-up latency left alone (callers add
+ * --no-osc where they want no OSC server) */
 #define QUIET_MACHINE "--priority", "0", "--cpu-latency-us", "-1"
 
 /* the text of a file (its first size - 1 bytes), "" if it cannot be read */

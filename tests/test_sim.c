@@ -321,11 +321,11 @@ static void test_tool_and_budget_events(void)
         if (a[i].t > 1.2 && a[i].t < 1.4995)
             resting++, rest_lo = fmin(rest_lo, a[i].z), rest_hi = fmax(rest_hi, a[i].z);
         if (a[i].t < 1.4995)
-            incomplete_before += (a[i].flags & 2) != 0;
+            incomplete_before += (a[i].flags & RT_TEL_QUERY_INCOMPLETE) != 0;
         else {
-            incomplete_after += (a[i].flags & 2) != 0;
-            contact_after += (a[i].flags & 1) != 0;
-            complete_in_contact += (a[i].flags & 1) && !(a[i].flags & 2);
+            incomplete_after += (a[i].flags & RT_TEL_QUERY_INCOMPLETE) != 0;
+            contact_after += (a[i].flags & RT_TEL_CONTACT) != 0;
+            complete_in_contact += (a[i].flags & RT_TEL_CONTACT) && !(a[i].flags & RT_TEL_QUERY_INCOMPLETE);
         }
     }
     CHECK(r.faults == 0 && r.contact_s > 0.5, "faults %llu, contact %.3f s", (unsigned long long)r.faults, r.contact_s);
