@@ -80,6 +80,10 @@ $(HAPTICD): $(BUILD)/rt/hapticd_main.o $(LIBSVC_A) $(LIBPROX_A)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSVC_A) $(LIBPROX_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# test_alloc_fail fails the allocations libprox and libhapticd make, one at a
+# time: its link sends their calls (and only theirs) through its wrappers
+$(BUILD)/tests/test_alloc_fail: ALL_LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
+
 # ---- packages ----
 deps-run:
 	@sh mk/ensure-packages.sh $(RUN_PKGS)
