@@ -18,7 +18,11 @@
  * to n (past K_ALL, at a stride that still visits every call site's
  * neighbourhood, and the last 16). Works in every build: under ASan the
  * wrapped calls reach ASan's allocator. */
+#include <arpa/inet.h>
 #include <execinfo.h>
+#include <lo/lo.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -28,6 +32,7 @@
 #include "check.h"
 #include "dev_device.h"
 #include "prox.h"
+#include "rt_osc.h"
 #include "rt_service.h"
 #include "sim.h"
 
@@ -460,6 +465,109 @@ static int op_service(void *ctx, char *err, size_t errlen)
     return rc;
 }
 
+/* OSC control of a service: /load of an .ist and a .vox file, a
+ * /voxel/batch, /tool, each answered; then the loop started and stopped
+ * (the .vox file is op_voxels's, written by test_trees). The server is polled on this thread (rt_osc_poll), so the
+ * service applies the commands before its first cycle; the reply says
+ * whether each was done (/done) or refused with its reason (/fail). */
+static int osc_ask(int fd, int port, rt_osc *o, lo_message m, const char *path, char *err, size_t errlen)
+{
+    char buf[4096];
+    size_t size = sizeof buf;
+    void *ok = lo_message_serialise(m, path, buf, &size);
+    lo_message_free(m);
+    struct sockaddr_in to = {0};
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!ok || sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof to) != (ssize_t)size) {
+        snprintf(err, errlen, "cannot send %s", path);
+        return -1;
+    }
+    for (int tries = 0; tries < 50; tries++) {
+        rt_osc_poll(o, 20);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 0) != 1)
+            continue;
+        const ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        int res;
+        lo_message r = lo_message_deserialise(buf, (size_t)n, &res);
+        if (!r)
+            continue;
+        const int argc = lo_message_get_argc(r);
+        const char *types = lo_message_get_types(r);
+        lo_arg **argv = lo_message_get_argv(r);
+        int rc = -2;
+        if (!strcmp(buf, "/done") && argc >= 1 && types[0] == 's' && !strcmp((const char *)argv[0], path))
+            rc = 1;
+        else if (!strcmp(buf, "/fail") && argc >= 2 && types[1] == 's') {
+            snprintf(err, errlen, "%s", (const char *)argv[1]);
+            rc = 0;
+        }
+        lo_message_free(r);
+        if (rc != -2)
+            return rc;
+    }
+    snprintf(err, errlen, "no answer to %s", path);
+    return -1;
+}
+
+static int op_osc(void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0, cfg.cpu = -1, cfg.cpu_latency_us = -1;
+    cfg.max_objects = 4;
+    dev_device *dev = dev_null_open(err, errlen);
+    if (!dev)
+        return 0;
+    rt_service *s = rt_service_create(&cfg, dev, err, errlen);
+    rt_osc *o = s ? rt_osc_create(s, NULL, 0, err, errlen) : NULL;
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    int rc = o && fd >= 0 ? 1 : 0;
+    lo_message m;
+    if (rc == 1 && (m = lo_message_new())) {
+        lo_message_add_string(m, "ring");
+        lo_message_add_string(m, ist_path);
+        rc = osc_ask(fd, rt_osc_port(o), o, m, "/load", err, errlen);
+    }
+    if (rc == 1 && (m = lo_message_new())) {
+        lo_message_add_string(m, "map");
+        lo_message_add_string(m, vox_path);
+        rc = osc_ask(fd, rt_osc_port(o), o, m, "/load", err, errlen);
+    }
+    if (rc == 1 && (m = lo_message_new())) {
+        const prox_voxel_record recs[2] = {{1, 2, 3, 1}, {4, 5, 6, 2}};
+        lo_blob b = lo_blob_new(sizeof recs, recs);
+        lo_message_add_string(m, "map");
+        lo_message_add_blob(m, b);
+        rc = osc_ask(fd, rt_osc_port(o), o, m, "/voxel/batch", err, errlen);
+        lo_blob_free(b);
+    }
+    if (rc == 1 && (m = lo_message_new())) {
+        lo_message_add_string(m, "ring");
+        rc = osc_ask(fd, rt_osc_port(o), o, m, "/tool", err, errlen);
+    }
+    if (rc == 1 && rt_service_start(s, err, errlen) != 0)
+        rc = 0;
+    rt_status st;
+    if (rc == 1 && rt_service_status(s, &st) == 0 && (st.object_count != 2 || strcmp(st.tool, "ring"))) {
+        CHECK(0, "the scene has %u objects (not 2), tool '%s'", (unsigned)st.object_count, st.tool);
+        rc = -1;
+    }
+    if (s)
+        rt_service_stop(s);
+    rt_osc_destroy(o);
+    rt_service_destroy(s);
+    dev_close(dev);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 /* a whole simulated run: scene, device, loop, report */
 static int op_sim(void *ctx, char *err, size_t errlen)
 {
@@ -518,6 +626,7 @@ static void test_service(void)
     const op ops[] = {
         {"scenario parse", 1, op_scenario, scene},
         {"service with a scene, stepped", 1, op_service, NULL},
+        {"OSC commands, then the loop started", 1, op_osc, NULL},
         {"simulated run", 1, op_sim, scene},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)

@@ -309,6 +309,10 @@ static void test_load_malformed(void)
         {"decagon.off", "9 corners"},      /* assimp's OFF reader skips the 10-gons */
         {"badhead.off", "OFF header"},
         {"badhead.ply", "PLY header"},
+        {"noend.ply", "PLY header without end_header"},       /* a whole small file, no end_header */
+        {"longhead.ply", "without end_header in the first 64 KiB"}, /* a comment longer than the header's window */
+        {"fewwords.ply", "unreadable PLY header (line 3)"},    /* "element vertex" with no count */
+        {"propfirst.ply", "unreadable PLY header (line 3)"},   /* a property before any element */
     };
     snprintf(path, sizeof path, "%s/oob.ply", dir);
     write_cube_ply_bin(path, 8, 12, 1000000, 3, 0);
@@ -345,6 +349,20 @@ static void test_load_malformed(void)
     write_file(path, "OFF\n8 twelve 0\n0 0 0\n");
     snprintf(path, sizeof path, "%s/badhead.ply", dir);
     write_file(path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float128 x\nend_header\n0\n0\n0\n");
+    snprintf(path, sizeof path, "%s/noend.ply", dir);
+    write_file(path, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+                     "element face 1\nproperty list uchar int vertex_indices\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n");
+    snprintf(path, sizeof path, "%s/longhead.ply", dir);
+    f = fopen(path, "w");
+    fprintf(f, "ply\nformat ascii 1.0\ncomment ");
+    for (int i = 0; i < 70000; i++)
+        fputc('c', f);
+    fprintf(f, "\nelement vertex 3\nproperty float x\nend_header\n0\n0\n0\n");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/fewwords.ply", dir);
+    write_file(path, "ply\nformat ascii 1.0\nelement vertex\nproperty float x\nend_header\n");
+    snprintf(path, sizeof path, "%s/propfirst.ply", dir);
+    write_file(path, "ply\nformat ascii 1.0\nproperty float x\nelement vertex 3\nend_header\n0\n0\n0\n");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bad[i].name);
         prox_mesh *m = NULL;
