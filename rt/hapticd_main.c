@@ -139,14 +139,34 @@ static void write_stats_json(const char *path, const rt_status *st)
             "  \"query_us\": {\"p99\": %.1f, \"max\": %.1f, \"budget\": %.1f, \"overshoot_max\": %.3f},\n"
             "  \"drops\": {\"commands\": %llu, \"voxels\": %llu, \"telemetry\": %llu},\n"
             "  \"telemetry\": {\"received\": %llu, \"gaps\": %llu},\n  \"faults\": %llu,\n  \"watchdog_fired\": %llu,\n"
-            "  \"note\": \"%s\"\n}\n",
+            "  \"note\": \"%s\",\n",
             (unsigned long long)st->cycles, (unsigned long long)st->overruns, st->rate_hz, st->realtime, st->memlocked, st->cpu_latency_held,
             st->latency_min_us, st->latency_avg_us, st->latency_p50_us, st->latency_p99_us, st->latency_p999_us,
             st->latency_max_us, st->query_p99_us, st->query_max_us, st->budget_us, st->budget_overshoot_max_us,
             (unsigned long long)st->cmd_drops, (unsigned long long)st->voxel_drops, (unsigned long long)st->telemetry_drops,
             (unsigned long long)st->telemetry_received, (unsigned long long)st->telemetry_gaps,
             (unsigned long long)st->faults, (unsigned long long)st->watchdog_fired, st->rt_note ? st->rt_note : "");
+    fprintf(f, "  \"faults_by_cause\": {");
+    for (int c = RT_FAULT_NONE + 1; c < RT_FAULT_CAUSE_COUNT; c++)
+        fprintf(f, "%s\"%s\": %llu", c > RT_FAULT_NONE + 1 ? ", " : "", rt_fault_name(c), (unsigned long long)st->faults_by_cause[c]);
+    fprintf(f, "}\n}\n");
     fclose(f);
+}
+
+/* " (unmeasurable_pair 1500, device_stale 2)": the causes of the faults
+ * counted, or "" when there were none */
+static void fault_causes(const rt_status *st, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (int c = RT_FAULT_NONE + 1; c < RT_FAULT_CAUSE_COUNT && used < n; c++)
+        if (st->faults_by_cause[c]) {
+            int w = snprintf(out + used, n - used, "%s%s %llu", used ? ", " : " (", rt_fault_name(c),
+                             (unsigned long long)st->faults_by_cause[c]);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    if (used && used + 1 < n)
+        out[used] = ')', out[used + 1] = 0;
 }
 
 /* --scenario: 0 when every expectation holds, 3 when one fails, 1 on errors */
@@ -427,13 +447,15 @@ int main(int argc, char **argv)
         rt_service_stop(svc);
         rt_status st;
         rt_service_status(svc, &st);
+        char causes[256];
+        fault_causes(&st, causes, sizeof causes);
         fprintf(stderr,
                 "hapticd: %llu cycles, %llu overruns, wake-up latency min %.1f avg %.1f p99 %.0f max %.1f us, query p99 %.0f us "
-                "(budget %.0f us, worst overshoot %.1f us), drops: %llu cmd %llu voxel %llu telemetry, faults %llu\n",
+                "(budget %.0f us, worst overshoot %.1f us), drops: %llu cmd %llu voxel %llu telemetry, faults %llu%s\n",
                 (unsigned long long)st.cycles, (unsigned long long)st.overruns, st.latency_min_us, st.latency_avg_us,
                 st.latency_p99_us, st.latency_max_us, st.query_p99_us, st.budget_us, st.budget_overshoot_max_us,
                 (unsigned long long)st.cmd_drops, (unsigned long long)st.voxel_drops, (unsigned long long)st.telemetry_drops,
-                (unsigned long long)st.faults);
+                (unsigned long long)st.faults, causes);
         if (stats_json)
             write_stats_json(stats_json, &st);
     }

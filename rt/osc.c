@@ -284,6 +284,8 @@ OSC_HANDLER(h_status)
     lo_message_add_string(m, "tool"), lo_message_add_string(m, st.tool);
     lo_message_add_string(m, "forces"), lo_message_add_int32(m, st.forces_enabled);
     lo_message_add_string(m, "fault"), lo_message_add_int32(m, st.fault);
+    lo_message_add_string(m, "faults"), lo_message_add_int64(m, (int64_t)st.faults);
+    lo_message_add_string(m, "fault_cause"), lo_message_add_string(m, rt_fault_name(st.last_fault_cause));
     lo_message_add_string(m, "distance_m"), lo_message_add_double(m, st.distance_m);
     lo_message_add_string(m, "penvol_m3"), lo_message_add_double(m, st.penvol_m3);
     lo_message_add_string(m, "cmd_drops"), lo_message_add_int64(m, (int64_t)st.cmd_drops);

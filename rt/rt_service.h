@@ -198,6 +198,27 @@ int rt_service_record_start(rt_service *s, const char *path, char *err, size_t e
 int rt_service_record_start_new(rt_service *s, const char *path, char *err, size_t errlen);
 int rt_service_record_stop(rt_service *s);
 
+/* Why a cycle faulted (its output zeroed, the proxy started over at the
+ * handle): the first cause the cycle met. */
+typedef enum rt_fault_cause {
+    RT_FAULT_NONE = 0,
+    RT_FAULT_DEVICE_READ,  /* the driver's read failed */
+    RT_FAULT_DEVICE_STATE, /* the device's position, velocity or orientation is not finite */
+    RT_FAULT_DEVICE_STALE, /* the device's reading is older than limits.stale_device_ms */
+    RT_FAULT_QUERY,        /* the query failed or answered a value that is not finite */
+    RT_FAULT_UNMEASURABLE, /* the tool and an object form a pair the engine has no query for (distance,
+                              or penetration volume once they overlap: a mesh BVH has no volume) */
+    RT_FAULT_PROXY,        /* the proxy was flung off (farther than RT_PROXY_MAX_SEPARATION_M from the
+                              handle) or is not finite: a volume stiffness too high */
+    RT_FAULT_OUTPUT,       /* the force or torque to send is not finite */
+    RT_FAULT_DEVICE_WRITE, /* the driver's write failed */
+    RT_FAULT_CAUSE_COUNT
+} rt_fault_cause;
+
+/* the cause's name as /status and the stats print it ("none",
+ * "device_read", ...; "unknown" out of range) */
+const char *rt_fault_name(int cause);
+
 typedef struct rt_status {
     int running, realtime, memlocked, pinned;
     int cpu_latency_held; /* the PM QoS request held (running: holds) */
@@ -209,11 +230,13 @@ typedef struct rt_status {
     uint32_t voxel_queued; /* voxel updates waiting for the loop */
     uint32_t object_count;
     char tool[RT_NAME_MAX];
-    int forces_enabled, fault;
+    int forces_enabled, fault; /* fault: the last cycle faulted */
+    int last_fault_cause;      /* the latest fault's cause (RT_FAULT_NONE: none yet) */
     double distance_m, penvol_m3;
     prox_vec3 force_n;
     uint64_t telemetry_received, telemetry_gaps; /* gaps: sequence numbers never seen */
     uint64_t faults, watchdog_fired;
+    uint64_t faults_by_cause[RT_FAULT_CAUSE_COUNT]; /* faults counted by cause (they add up to faults) */
     const char *rt_note; /* why RT was degraded, or "" */
 } rt_status;
 

@@ -111,7 +111,8 @@ struct rt_service {
     atomic_uint_fast64_t overshoot_max_ns;
     atomic_uint_fast64_t voxel_drops;  /* updates that did not fit the voxel ring */
     atomic_uint_fast64_t watchdog_ns;  /* the watchdog's limit now (/limits changes it) */
-    atomic_int running, stop, stop_hk, fault_now;
+    atomic_int running, stop, stop_hk, fault_now, last_fault;
+    atomic_uint_fast64_t faults_by[RT_FAULT_CAUSE_COUNT];
     atomic_int test_stall_ms; /* test hook: the loop sleeps this long once */
     /* threads */
     pthread_t rt_thread, hk_thread, wd_thread;
@@ -386,13 +387,13 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
 
     /* 2. device */
     dev_state st;
-    int fault = dev_read(s->dev, &st) != 0;
+    int fault = dev_read(s->dev, &st) != 0 ? RT_FAULT_DEVICE_READ : RT_FAULT_NONE; /* the first cause met */
     double dt_dev_ms = (double)((int64_t)(cycle_start - st.time_ns)) * 1e-6;
     if (!fault && (!prox_v3_isfinite(st.position) || !prox_v3_isfinite(st.linear_velocity) || !isfinite(st.orientation.w) ||
                    !isfinite(st.orientation.x) || !isfinite(st.orientation.y) || !isfinite(st.orientation.z)))
-        fault = 1;
+        fault = RT_FAULT_DEVICE_STATE;
     if (!fault && dt_dev_ms > s->limits.stale_device_ms)
-        fault = 1;
+        fault = RT_FAULT_DEVICE_STALE;
 
     rt_telemetry t;
     memset(&t, 0, sizeof t);
@@ -466,7 +467,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
                  * through. */
                 const int none_found = r.value == INFINITY && !(r.flags & PROX_RESULT_OVERLAP);
                 if (rc != 0 || !(isfinite(r.value) || none_found) || !prox_v3_isfinite(r.force) || (r.flags & PROX_RESULT_NO_HANDLER)) {
-                    fault = 1;
+                    fault = rc == 0 && (r.flags & PROX_RESULT_NO_HANDLER) ? RT_FAULT_UNMEASURABLE : RT_FAULT_QUERY;
                 } else {
                     incomplete = !r.complete;
                     /* nothing settled within the budget next to an object (the
@@ -561,7 +562,7 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
              * fault; it starts over at the device next cycle */
             if (!prox_v3_isfinite(s->proxy_x) || !prox_v3_isfinite(s->proxy_v) ||
                 prox_v3_dist(s->proxy_x, st.position) > RT_PROXY_MAX_SEPARATION_M)
-                fault = 1;
+                fault = RT_FAULT_PROXY;
         }
     }
 
@@ -571,10 +572,6 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
         f_dev = prox_v3(0, 0, 0);
         tq_dev = prox_v3(0, 0, 0);
         s->ramp = 0;
-        if (fault) {
-            atomic_fetch_add_explicit(&s->faults, 1, memory_order_relaxed);
-            s->proxy_init = 0;
-        }
     } else {
         if (s->limits.ramp_s > 0) {
             s->ramp += period_s / s->limits.ramp_s;
@@ -606,13 +603,21 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
     }
     if (!prox_v3_isfinite(f_dev) || !prox_v3_isfinite(tq_dev)) {
         f_dev = tq_dev = prox_v3(0, 0, 0);
-        fault = 1;
+        fault = RT_FAULT_OUTPUT;
     }
     s->last_force = f_dev;
     dev_command cmd = {f_dev, tq_dev, 0.0};
-    if (dev_write(s->dev, &cmd) != 0)
-        fault = 1;
-    atomic_store_explicit(&s->fault_now, fault, memory_order_relaxed);
+    if (dev_write(s->dev, &cmd) != 0 && !fault)
+        fault = RT_FAULT_DEVICE_WRITE;
+    if (fault) {
+        /* counted by cause; the proxy starts over at the handle next cycle */
+        atomic_fetch_add_explicit(&s->faults, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->faults_by[fault], 1, memory_order_relaxed);
+        atomic_store_explicit(&s->last_fault, fault, memory_order_relaxed);
+        s->proxy_init = 0;
+        s->ramp = 0;
+    }
+    atomic_store_explicit(&s->fault_now, fault != 0, memory_order_relaxed);
 
     /* 6. telemetry */
     t.tool_pos = s->proxy_init ? s->proxy_x : st.position;
@@ -1143,6 +1148,33 @@ static int pose_check(const prox_xform *p, const char *who, char *err, size_t er
     return -1;
 }
 
+static const char *tree_kind(uint32_t type)
+{
+    switch (type) {
+    case PROX_TREE_MESH: return "a mesh BVH";
+    case PROX_TREE_IST: return "an inner sphere tree";
+    case PROX_TREE_VOXEL: return "a voxel map";
+    case PROX_TREE_BOXES: return "inner and outer boxes";
+    default: return "a tree of another type";
+    }
+}
+
+/* The loop measures the tool against every other object with one distance
+ * query (then penetration volume where they overlap): a pair the engine
+ * has no distance query for would fault every cycle, so it is refused when
+ * the scene is built. 1 (and the message) where the object in slot `obj`
+ * and the tool in slot `tool` are such a pair. */
+static int unmeasurable_locked(rt_service *s, int obj, int tool, char *err, size_t errlen)
+{
+    const uint32_t ta = s->objects[obj].obj.tree->type, tb = s->objects[tool].obj.tree->type;
+    if (prox_bank_get(s->bank, ta, tb, PROX_QUERY_DISTANCE) || prox_bank_get(s->bank, tb, ta, PROX_QUERY_DISTANCE))
+        return 0;
+    snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): the engine has no distance query "
+             "for that pair (a mesh that is not closed loads as a mesh BVH)",
+             s->objects[obj].name, tree_kind(ta), s->objects[tool].name, tree_kind(tb));
+    return 1;
+}
+
 int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const prox_xform *pose, char *err, size_t errlen)
 {
     if (!name_ok(name, err, errlen))
@@ -1160,16 +1192,19 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         if (slot < 0) {
             snprintf(err, errlen, "scene full (%u objects)", s->cfg.max_objects);
         } else {
-            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, ++s->next_gen, 0};
-            if (push_cmd_locked(s, &c, err, errlen) == 0) {
-                nrt_object *o = &s->objects[slot];
-                snprintf(o->name, sizeof o->name, "%s", name);
+            nrt_object *o = &s->objects[slot];
+            snprintf(o->name, sizeof o->name, "%s", name);
+            o->obj = *obj; /* for the check; the service owns it once added */
+            const int tool = s->tool_mirror[0] ? find_locked(s, s->tool_mirror) : -1;
+            rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, s->next_gen + 1, 0};
+            if ((tool < 0 || !unmeasurable_locked(s, slot, tool, err, errlen)) && push_cmd_locked(s, &c, err, errlen) == 0) {
+                s->next_gen++;
                 o->used = 1;
                 o->gen = c.gen;
-                o->obj = *obj; /* the service owns it now */
                 memset(obj, 0, sizeof *obj);
                 rc = 0;
-            }
+            } else
+                memset(o, 0, sizeof *o);
         }
     }
     pthread_mutex_unlock(&s->ctl_lock);
@@ -1257,12 +1292,20 @@ int rt_service_set_pose(rt_service *s, const char *name, const prox_xform *pose,
 int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errlen)
 {
     rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}, 0, 0};
-    int rc = slot_cmd(s, name, &c, err, errlen);
-    if (rc == 0) {
-        pthread_mutex_lock(&s->ctl_lock);
-        snprintf(s->tool_mirror, sizeof s->tool_mirror, "%s", name);
-        pthread_mutex_unlock(&s->ctl_lock);
+    pthread_mutex_lock(&s->ctl_lock);
+    int slot = find_locked(s, name ? name : ""), rc = -1;
+    if (slot < 0)
+        snprintf(err, errlen, "no object named '%s'", name ? name : "");
+    else {
+        int refused = 0;
+        for (uint32_t i = 0; i < s->cfg.max_objects && !refused; i++)
+            if ((int)i != slot && s->objects[i].used && !s->objects[i].removing)
+                refused = unmeasurable_locked(s, (int)i, slot, err, errlen);
+        c.slot = (uint32_t)slot;
+        if (!refused && (rc = push_cmd_locked(s, &c, err, errlen)) == 0)
+            snprintf(s->tool_mirror, sizeof s->tool_mirror, "%s", name);
     }
+    pthread_mutex_unlock(&s->ctl_lock);
     return rc;
 }
 
@@ -1494,8 +1537,27 @@ int rt_service_status(rt_service *s, rt_status *o)
     snprintf(o->tool, sizeof o->tool, "%s", s->tool_mirror);
     pthread_mutex_unlock(&s->ctl_lock);
     o->faults = atomic_load(&s->faults);
+    for (int c = 0; c < RT_FAULT_CAUSE_COUNT; c++)
+        o->faults_by_cause[c] = atomic_load(&s->faults_by[c]);
+    o->last_fault_cause = atomic_load(&s->last_fault);
     o->watchdog_fired = atomic_load(&s->watchdog_fired);
     return 0;
+}
+
+const char *rt_fault_name(int cause)
+{
+    static const char *const names[RT_FAULT_CAUSE_COUNT] = {
+        [RT_FAULT_NONE] = "none",
+        [RT_FAULT_DEVICE_READ] = "device_read",
+        [RT_FAULT_DEVICE_STATE] = "device_state",
+        [RT_FAULT_DEVICE_STALE] = "device_stale",
+        [RT_FAULT_QUERY] = "query",
+        [RT_FAULT_UNMEASURABLE] = "unmeasurable_pair",
+        [RT_FAULT_PROXY] = "proxy",
+        [RT_FAULT_OUTPUT] = "output",
+        [RT_FAULT_DEVICE_WRITE] = "device_write",
+    };
+    return cause >= 0 && cause < RT_FAULT_CAUSE_COUNT ? names[cause] : "unknown";
 }
 
 void rt_service_test_stall(rt_service *s, int ms) { atomic_store(&s->test_stall_ms, ms); }

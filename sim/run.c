@@ -312,6 +312,9 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
         rep->cmd_drops = st.cmd_drops;
         rep->voxel_drops = st.voxel_drops; /* past the queue or a full map */
         rep->telemetry_gaps = st.telemetry_gaps + st.telemetry_drops;
+        rep->faults_unmeasurable = st.faults_by_cause[RT_FAULT_UNMEASURABLE];
+        rep->faults_proxy = st.faults_by_cause[RT_FAULT_PROXY];
+        rep->faults_other = st.faults - rep->faults_unmeasurable - rep->faults_proxy;
         dev_sim_handle(dev, &rep->handle_end, NULL, &rep->work_j);
     }
     if (svc && o.record_path)
@@ -330,7 +333,7 @@ typedef struct metric {
     double v;
 } metric;
 
-#define SIM_METRICS 28
+#define SIM_METRICS 31
 
 static int metrics(const sim_report *r, metric m[SIM_METRICS])
 {
@@ -350,6 +353,9 @@ static int metrics(const sim_report *r, metric m[SIM_METRICS])
                                      {"query_max_us", r->query_max_us},
                                      {"incomplete", (double)r->incomplete},
                                      {"faults", (double)r->faults},
+                                     {"faults_unmeasurable", (double)r->faults_unmeasurable},
+                                     {"faults_proxy", (double)r->faults_proxy},
+                                     {"faults_other", (double)r->faults_other},
                                      {"clamped", (double)r->clamped},
                                      {"overruns", (double)r->overruns},
                                      {"voxel_drops", (double)r->voxel_drops},

@@ -52,6 +52,9 @@ typedef struct sim_report {
     double max_penvol_m3, min_distance_m;  /* min_distance_m: -1 when no distance was measured */
     double query_p50_us, query_p99_us, query_max_us; /* real time */
     uint64_t incomplete, faults, clamped, overruns;
+    uint64_t faults_unmeasurable, faults_proxy, faults_other; /* faults by cause (rt_fault_cause): the tool and an
+                                                                 object the engine cannot measure, a proxy flung
+                                                                 off, the rest (device, query, output) */
     uint64_t voxel_drops, cmd_drops, telemetry_gaps;
     double work_j;                         /* by the device on the user's hand (positive: energy put in) */
     prox_vec3 tool_min, tool_max;          /* the tool's (proxy's) position range */

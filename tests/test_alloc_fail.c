@@ -422,9 +422,10 @@ static int op_scenario(void *ctx, char *err, size_t errlen)
     return d == 0.05 ? 1 : -1;
 }
 
-/* the service with a scene: created, a BVH added, an inner sphere tree
- * and a mesh loaded from files, the tool set, stepped in lockstep (the
- * trees' own builds and loads have their tests above) */
+/* the service with a scene: created, a voxel map added, an inner sphere
+ * tree and a voxel map loaded from files (op_voxels's, written by
+ * test_trees), the tool set, stepped in lockstep (the trees' own builds
+ * and loads have their tests above) */
 static int op_service(void *ctx, char *err, size_t errlen)
 {
     (void)ctx;
@@ -442,15 +443,17 @@ static int op_service(void *ctx, char *err, size_t errlen)
     int rc = 1;
     rt_object o;
     const prox_xform far = prox_xform_from_pose(prox_v3(0.5, 0, 0), prox_quat_identity());
-    prox_mesh *m = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.01));
-    if (!m)
-        snprintf(err, errlen, "out of memory (the box)"), rc = 0;
-    else if (rt_object_from_mesh(m, 0, &o, err, errlen) != 0)
+    prox_voxmap_def vd = {0.01, {0, 0, -0.05}, {20, 20, 5}, 0};
+    prox_voxmap *vm = prox_voxmap_create(&vd, err, errlen);
+    if (!vm)
         rc = 0;
-    else if (rt_service_add_object(s, "slab", &o, &far, err, errlen) != 0)
-        rt_object_free(&o), rc = 0;
+    else {
+        rt_object_from_voxmap(vm, &o);
+        if (rt_service_add_object(s, "slab", &o, &far, err, errlen) != 0)
+            rt_object_free(&o), rc = 0;
+    }
     if (rc == 1 && (rt_service_load_object(s, "ring", ist_path, NULL, 0, err, errlen) != 0 ||
-                    rt_service_load_object(s, "file", off_path, &far, 0, err, errlen) != 0 || rt_service_set_tool(s, "ring", err, errlen) != 0))
+                    rt_service_load_object(s, "file", vox_path, &far, 0, err, errlen) != 0 || rt_service_set_tool(s, "ring", err, errlen) != 0))
         rc = 0;
     for (int i = 1; rc == 1 && i <= 20; i++)
         if (rt_service_step(s, (uint64_t)i * 1000000u, err, errlen) != 0)
@@ -463,6 +466,23 @@ static int op_service(void *ctx, char *err, size_t errlen)
     rt_service_destroy(s);
     dev_close(dev);
     return rc;
+}
+
+/* the service's objects from meshes: an open mesh's BVH (the object owns
+ * the mesh, freed with it or on failure) */
+static int op_rt_object(void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    prox_mesh *m = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.01));
+    if (!m)
+        return snprintf(err, errlen, "out of memory (the box)"), 0;
+    rt_object o;
+    if (rt_object_from_mesh(m, 0, &o, err, errlen) != 0)
+        return 0;
+    const int ok = o.type == PROX_TREE_MESH && o.tree && o.tree->type == PROX_TREE_MESH;
+    CHECK(ok, "the object is a mesh BVH (type %u)", (unsigned)o.type);
+    rt_object_free(&o);
+    return ok ? 1 : -1;
 }
 
 /* OSC control of a service: /load of an .ist and a .vox file, a
@@ -625,6 +645,7 @@ static void test_service(void)
 {
     const op ops[] = {
         {"scenario parse", 1, op_scenario, scene},
+        {"a mesh BVH object", 1, op_rt_object, NULL},
         {"service with a scene, stepped", 1, op_service, NULL},
         {"OSC commands, then the loop started", 1, op_osc, NULL},
         {"simulated run", 1, op_sim, scene},

@@ -98,7 +98,11 @@ static int add(rt_service *svc, const char *name, prox_mesh *m, prox_vec3 at, ch
     if (rt_object_from_mesh(m, RT_IST_SPHERES, &o, err, 256))
         return -1;
     prox_xform x = prox_xform_from_pose(at, prox_quat_identity());
-    return rt_service_add_object(svc, name, &o, &x, err, 256);
+    if (rt_service_add_object(svc, name, &o, &x, err, 256) != 0) {
+        rt_object_free(&o); /* refused: still ours */
+        return -1;
+    }
+    return 0;
 }
 
 /* a service on the null device (a device at the origin), not started,
@@ -151,6 +155,71 @@ static void test_scene_refusals(void)
     rt_status st;
     rt_service_status(svc, &st);
     CHECK(st.object_count == 2, "%u objects", st.object_count);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* a scene the loop could not measure is refused while it is built: an
+ * object that the engine has no distance query for against the tool (a
+ * mesh BVH against an inner sphere tree), whether the object comes after
+ * the tool or the tool after it; nothing changes (the scene, the tool),
+ * and a voxel map and a BVH tool are measurable and taken */
+static void test_unmeasurable_refused(void)
+{
+    char err[512] = "";
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.max_objects = 4;
+    dev_device *dev;
+    rt_service *svc = null_service(&cfg, &dev);
+    if (!svc)
+        return;
+    CHECK(add(svc, "ball", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0, "ball: %s", err);
+    CHECK(rt_service_set_tool(svc, "ball", err, sizeof err) == 0, "tool ball: %s", err);
+    rt_object slab;
+    const int made = rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.2, 0.2, 0.01)), 0, &slab, err, sizeof err) == 0;
+    CHECK(made && slab.type == PROX_TREE_MESH, "a BVH slab: %s", err);
+    if (!made) {
+        rt_service_destroy(svc);
+        dev_close(dev);
+        return;
+    }
+    CHECK(rt_service_add_object(svc, "slab", &slab, NULL, err, sizeof err) == -1 &&
+              strstr(err, "the loop cannot measure 'slab' (a mesh BVH) against the tool 'ball' (an inner sphere tree)") &&
+              strstr(err, "no distance query for that pair") && slab.tree != NULL,
+          "a BVH beside an inner sphere tree tool: '%s' (the object stays the caller's)", err);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.object_count == 1 && !strcmp(st.tool, "ball"), "the scene unchanged: %u objects, tool '%s'", st.object_count, st.tool);
+    /* the BVH as the tool, then the ball (an inner sphere tree) in the scene: refused the other way round */
+    CHECK(rt_service_remove_object(svc, "ball", err, sizeof err) == 0, "remove ball: %s", err);
+    CHECK(rt_service_add_object(svc, "slab", &slab, NULL, err, sizeof err) == 0, "the slab with no tool: %s", err);
+    if (slab.tree)
+        rt_object_free(&slab);
+    CHECK(add(svc, "ball2", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0, "ball2: %s", err);
+    CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == -1 &&
+              strstr(err, "the loop cannot measure 'ball2' (an inner sphere tree) against the tool 'slab' (a mesh BVH)"),
+          "a BVH tool beside an inner sphere tree: '%s'", err);
+    rt_service_status(svc, &st);
+    CHECK(st.tool[0] == 0, "no tool taken: '%s'", st.tool);
+    CHECK(rt_service_set_tool(svc, "ball2", err, sizeof err) == -1 && strstr(err, "the loop cannot measure 'slab' (a mesh BVH)"),
+          "the sphere tree as the tool beside the BVH: '%s'", err);
+    /* measurable: a voxel map beside either; the BVH tool with the sphere tree gone */
+    prox_voxmap_def vd = {0.01, {0, 0, 0}, {8, 8, 8}, 0};
+    prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
+    CHECK(vm != NULL, "map: %s", err);
+    if (vm) {
+        rt_object vo;
+        rt_object_from_voxmap(vm, &vo);
+        CHECK(rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err) == 0, "a voxel map: %s", err);
+    }
+    CHECK(rt_service_remove_object(svc, "ball2", err, sizeof err) == 0, "remove ball2: %s", err);
+    CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == 0, "the BVH tool beside a voxel map: %s", err);
+    CHECK(add(svc, "ball3", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == -1 &&
+              strstr(err, "'ball3' (an inner sphere tree) against the tool 'slab' (a mesh BVH)"),
+          "a sphere tree beside the BVH tool: '%s'", err);
+    rt_service_status(svc, &st);
+    CHECK(st.object_count == 2 && !strcmp(st.tool, "slab"), "slab and map, tool slab: %u objects, tool '%s'", st.object_count, st.tool);
     rt_service_destroy(svc);
     dev_close(dev);
 }
@@ -263,6 +332,15 @@ static void test_loop_with_sim_device(void)
     long faults = w.faults, zeroed = w.zero_after_fault;
     pthread_mutex_unlock(&w.lock);
     CHECK(faults >= 1 && zeroed == faults, "NaN reading: %ld faults, %ld with zero force", faults, zeroed);
+    {
+        rt_status fs;
+        rt_service_status(svc, &fs);
+        CHECK(fs.faults >= 1 && fs.faults_by_cause[RT_FAULT_DEVICE_STATE] == fs.faults && fs.last_fault_cause == RT_FAULT_DEVICE_STATE &&
+                  !strcmp(rt_fault_name(fs.last_fault_cause), "device_state"),
+              "the NaN reading's faults are counted as the device's state: %llu of %llu, last '%s'",
+              (unsigned long long)fs.faults_by_cause[RT_FAULT_DEVICE_STATE], (unsigned long long)fs.faults,
+              rt_fault_name(fs.last_fault_cause));
+    }
     /* a stalled loop: the watchdog zeroes the device */
     sleep_s(0.3);
     rt_service_test_stall(svc, 200);
@@ -423,6 +501,11 @@ static void test_proxy_flung(void)
     long faults = w.faults_after;
     pthread_mutex_unlock(&w.lock);
     CHECK(faults > 0, "the flung proxy is a fault (%ld fault cycles)", faults);
+    rt_status fs;
+    rt_service_status(svc, &fs);
+    CHECK(fs.faults_by_cause[RT_FAULT_PROXY] > 0 && fs.last_fault_cause == RT_FAULT_PROXY && fs.faults_by_cause[RT_FAULT_UNMEASURABLE] == 0,
+          "the faults are counted as the proxy's: %llu of %llu, last '%s'", (unsigned long long)fs.faults_by_cause[RT_FAULT_PROXY],
+          (unsigned long long)fs.faults, rt_fault_name(fs.last_fault_cause));
     CHECK(rt_service_set_gains(svc, &g, err, sizeof err) == 0, "gains back: %s", err);
     sleep_s(0.05);
     watch_mark(&w, svc);
@@ -1026,6 +1109,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_proxy_flung);
     RUN_TEST(test_low_rate_coupling);
     RUN_TEST(test_scene_refusals);
+    RUN_TEST(test_unmeasurable_refused);
     RUN_TEST(test_command_queue_full);
     RUN_TEST(test_voxel_queue);
     RUN_TEST(test_watchdog_limit);

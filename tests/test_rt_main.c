@@ -543,7 +543,7 @@ static void test_files_replay(void)
         "files", 120, r);
     CHECK(r->rc == 0 && !strstr(r->err, "loading"), "files: exit %d, stderr (quiet: the summary only): %s", r->rc, r->err);
     read_text(json_path, json, sizeof json);
-    CHECK(json_number(json, "faults") == 0, "files: no fault: %s", json);
+    CHECK(json_number(json, "faults") == 0 && json_number(json, "faults_by_cause.unmeasurable_pair") == 0, "files: no fault: %s", json);
     int n = read_telemetry(rec_path, rows, MAXROWS);
     CHECK(n > 600, "files: %d telemetry rows (1.2 s at 1 kHz)", n);
     int free_ok = 1, free_rows = 0, pressed = 0, late = 0;
@@ -569,6 +569,58 @@ static void test_files_replay(void)
     /* the stop leaves the device pressed on with nothing */
     CHECK(n > 0 && len3(rows[n - 1].f) == 0 && len3(rows[n - 1].m) == 0, "files: the last cycle's output is zero");
     free(r), free(rows);
+}
+
+/* meshes that are not closed load as mesh BVHs. Beside the demo's tool
+ * (an inner sphere tree) one is refused at start, exit 1, naming both:
+ * the loop could not measure them. Two of them (a plane and an open cup
+ * as the tool) are measured until they overlap, where a BVH has no
+ * volume: those cycles fault, output zero, and the stats and the summary
+ * count them as unmeasurable_pair */
+static void test_open_meshes(void)
+{
+    char plane[300], cup[300], traj[300], json_path[300], plane_at[320], cup_at[320], replay[320], json[4096];
+    snprintf(plane, sizeof plane, "%s/plane.off", dir);
+    snprintf(cup, sizeof cup, "%s/cup.off", dir);
+    snprintf(traj, sizeof traj, "%s/open_traj.txt", dir);
+    snprintf(json_path, sizeof json_path, "%s/open.json", dir);
+    snprintf(plane_at, sizeof plane_at, "table=%s", plane);
+    snprintf(cup_at, sizeof cup_at, "cup=%s", cup);
+    snprintf(replay, sizeof replay, "replay:%s", traj);
+    FILE *f = fopen(plane, "w");
+    if (f) {
+        fprintf(f, "OFF\n4 2 0\n-0.2 -0.2 0\n0.2 -0.2 0\n0.2 0.2 0\n-0.2 0.2 0\n3 0 1 2\n3 0 2 3\n");
+        fclose(f);
+    }
+    f = fopen(cup, "w"); /* an octahedron of 2 cm less one face */
+    if (f) {
+        fprintf(f, "OFF\n6 7 0\n0.02 0 0\n-0.02 0 0\n0 0.02 0\n0 -0.02 0\n0 0 0.02\n0 0 -0.02\n"
+                   "3 0 2 4\n3 2 1 4\n3 1 3 4\n3 3 0 4\n3 2 0 5\n3 1 2 5\n3 3 1 5\n");
+        fclose(f);
+    }
+    f = fopen(traj, "w"); /* 20 cm above the plane, then 1 cm through it from 0.7 s */
+    if (f) {
+        fprintf(f, "0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n");
+        fclose(f);
+    }
+    CHECK(f != NULL, "files written");
+    expect_refused((const char *[]){"--demo", "--load", plane_at, QUIET_MACHINE, "--no-osc", "--duration", "0.5", NULL}, 1,
+                   "the loop cannot measure 'table' (a mesh BVH) against the tool 'tool' (an inner sphere tree)");
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--load", plane_at, "--load", cup_at, "--tool", "cup", "--driver", replay, "--duration", "1.2", QUIET_MACHINE,
+                         "--no-osc", "--quiet", "--stats-json", json_path, NULL},
+        "open", 120, r);
+    read_text(json_path, json, sizeof json);
+    const double faults = json_number(json, "faults"), unmeasurable = json_number(json, "faults_by_cause.unmeasurable_pair");
+    CHECK(r->rc == 0 && faults > 100 && unmeasurable == faults && json_number(json, "faults_by_cause.query") == 0 &&
+              json_number(json, "faults_by_cause.device_stale") == 0,
+          "open meshes through each other: exit %d, %g faults, %g unmeasurable: %s", r->rc, faults, unmeasurable, json);
+    char want[64];
+    snprintf(want, sizeof want, "faults %.0f (unmeasurable_pair %.0f)", faults, unmeasurable);
+    CHECK(strstr(r->err, want), "the summary counts them by cause ('%s'): %s", want, r->err);
+    free(r);
 }
 
 /* a scenario's expectations decide the exit status (0 held, 3 failed) */
@@ -612,6 +664,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_interrupt);
     RUN_TEST(test_osc_control);
     RUN_TEST(test_files_replay);
+    RUN_TEST(test_open_meshes);
     RUN_TEST(test_scenario_status);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

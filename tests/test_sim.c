@@ -408,16 +408,36 @@ static void test_voxel_events(void)
 }
 
 /* a tool the engine cannot measure against the table (a mesh BVH against
- * an inner sphere tree has no distance handler) is a fault, output zero:
- * never a tool that silently walks through the table */
+ * an inner sphere tree has no distance query) is refused when the scene is
+ * built, naming both, rather than run as a fault every cycle; two BVHs
+ * are measured (the margin's force before they touch) and, once they
+ * overlap, have no penetration volume: faults, output zero, every one
+ * counted as unmeasurable. Never a tool that silently walks through the
+ * table. */
 static void test_unmeasurable_pair_faults(void)
 {
+    char err[600];
+    sim_scenario *sc = parse("object table box 0.25 0.25 0.02 at 0 0 -0.02 bvh\nobject ball sphere 0.02 2\ntool ball\n"
+                             "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.1\nduration 1.5\n",
+                             err, sizeof err);
+    CHECK(sc != NULL, "%s", err);
+    if (sc) {
+        sim_report r;
+        CHECK(sim_run(sc, NULL, &r, err, sizeof err) == -1 &&
+                  strstr(err, "t.sim: tool ball: the loop cannot measure 'table' (a mesh BVH) against the tool 'ball' (an inner sphere tree)"),
+              "a sphere tree tool over a BVH table refused: '%s'", err);
+        sim_scenario_free(sc);
+    }
     sim_report r;
-    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2 bvh\ntool ball\n"
+    if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02 bvh\nobject ball sphere 0.02 2 bvh\ntool ball\n"
                  "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.1\nduration 1.5\n",
                  NULL, &r))
         return;
-    CHECK(r.faults > 1000 && r.max_force_n == 0, "faults %llu, max force %g", (unsigned long long)r.faults, r.max_force_n);
+    CHECK(r.faults > 200 && r.faults_unmeasurable == r.faults && r.faults_other == 0 && r.faults_proxy == 0,
+          "two BVHs pressed together: %llu faults, %llu unmeasurable, %llu proxy, %llu other", (unsigned long long)r.faults,
+          (unsigned long long)r.faults_unmeasurable, (unsigned long long)r.faults_proxy, (unsigned long long)r.faults_other);
+    CHECK(r.max_force_n > 0.5 && r.max_force_n <= 2.0 + 1e-9 && r.min_distance_m >= 0,
+          "the margin's force before they touch: max %.3f N (the default margin gives 2 N at contact)", r.max_force_n);
 }
 
 /* a block of voxels larger than a map's default capacity (262,144) is
