@@ -26,19 +26,23 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
     int lineno = 0, got, header = 0;
     while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
-        if (got < 0) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-            goto fail;
-        }
         char *s = line;
         if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark (Windows editors) */
             s += 3;
         /* a carriage return with more after it, a comment included: lines
          * ended by CR alone (classic Mac OS), which read as one line, its
          * first point only (checked before the comment is cut off: a
-         * first line's comment would hide the rest) */
+         * first line's comment would hide the rest; and before a line too
+         * long, which is what such a file of more than a few points is:
+         * the buffer holds its first part) */
         const char *cr = strchr(s, '\r');
-        if (cr && cr[strspn(cr, " \t\r\n\v\f")]) {
+        if (got > 0 && !(cr && cr[strspn(cr, " \t\r\n\v\f")]))
+            cr = NULL;
+        if (got < 0 && !cr) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            goto fail;
+        }
+        if (cr) {
             snprintf(err, errlen, "%s:%d: a carriage return inside the line (lines ended by CR alone?): one point a line, lines ended by LF or CR LF",
                      path, lineno);
             goto fail;

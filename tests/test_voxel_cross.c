@@ -635,6 +635,18 @@ static void test_cloud_reader(void)
         expect_cloud_error(write_tmp("cr.xyz", "0 0 0\r1 1 1\r"), 1.0, "cr.xyz", "cr.xyz:1: a carriage return inside the line");
         expect_cloud_error(write_tmp("cr2.xyz", "0 0 0 # a\r5 5 5\r"), 1.0, "cr2.xyz", "cr2.xyz:1: a carriage return inside the line");
         expect_cloud_error(write_tmp("cr3.xyz", "# a header\r0 0 0\r1 1 1\r"), 1.0, "cr3.xyz", "cr3.xyz:1: a carriage return inside the line");
+        {
+            /* a CR-only file longer than a line may be (510): named by its line ends, not its length */
+            char many[2000] = "";
+            for (int i = 0; i < 100; i++)
+                snprintf(many + strlen(many), sizeof many - strlen(many), "%d 0 0\r", i % 10);
+            expect_cloud_error(write_tmp("crlong.xyz", many), 1.0, "crlong.xyz", "crlong.xyz:1: a carriage return inside the line");
+            char longline[700];
+            memset(longline, ' ', sizeof longline - 2);
+            memcpy(longline, "0 0 0", 5);
+            longline[sizeof longline - 2] = '\n', longline[sizeof longline - 1] = 0;
+            expect_cloud_error(write_tmp("long.xyz", longline), 1.0, "long.xyz", "long.xyz:1: line longer than 510 characters");
+        }
         expect_cloud("CR before trailing spaces", write_tmp("crsp.xyz", "0 0 0\r  \n1 1 1 # c\r\n"), 1.0, o, 2, 2, 2, two, 2);
     }
     /* the cell size */
