@@ -125,7 +125,7 @@ const char *rt_object_voxel_check(const rt_object *o, const struct rt_voxel_upda
             (uint32_t)u[i].z >= d.dims[2])
             return "a cell lies outside the map; nothing applied";
         if (u[i].cls >= PROX_VOXEL_CLASS_COUNT)
-            return "unknown voxel class (0 free, 1 obstacle, 2 unknown); nothing applied";
+            return "unknown voxel class (" RT_VOXEL_CLASS_NAMES "); nothing applied";
     }
     return NULL;
 }

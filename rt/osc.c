@@ -464,7 +464,7 @@ static void osc_voxels(rt_osc *o, const char *path, const char *map, const rt_vo
 }
 
 /* (the class messages below name the classes there are) */
-_Static_assert(PROX_VOXEL_CLASS_COUNT == 3, "voxel classes: update /voxel/set's and /voxel/batch's messages");
+_Static_assert(PROX_VOXEL_CLASS_COUNT == 3, "voxel classes: update RT_VOXEL_CLASS_NAMES (rt_service.h)");
 
 /* /voxel/set map x y z class */
 OSC_HANDLER(h_voxel_set)
@@ -477,7 +477,7 @@ OSC_HANDLER(h_voxel_set)
         osc_numbers(o, path, types, argv, 1, 4, v) || osc_cell(o, path, v, c))
         return 0;
     if (!osc_whole(v[3], 0, PROX_VOXEL_CLASS_COUNT - 1)) {
-        osc_fail(o, path, "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
+        osc_fail(o, path, "class must be one of " RT_VOXEL_CLASS_NAMES);
         return 0;
     }
     rt_voxel_update u = {c[0], c[1], c[2], (uint32_t)v[3]};
@@ -528,7 +528,7 @@ OSC_HANDLER(h_voxel_batch)
             w[k] = (uint32_t)r[4 * k] | (uint32_t)r[4 * k + 1] << 8 | (uint32_t)r[4 * k + 2] << 16 |
                    (uint32_t)r[4 * k + 3] << 24;
         if (w[3] >= PROX_VOXEL_CLASS_COUNT) {
-            osc_fail(o, path, "record %u has class %u (0 free, 1 obstacle, 2 unknown); nothing applied", i, w[3]);
+            osc_fail(o, path, "record %u has class %u (" RT_VOXEL_CLASS_NAMES "); nothing applied", i, w[3]);
             return 0;
         }
         u[i].x = (int32_t)w[0];

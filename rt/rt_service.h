@@ -155,6 +155,8 @@ int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen
 
 /* ---- voxel updates ---- */
 #define RT_VOXEL_FREE 0u /* class value that clears a cell */
+/* the classes as refusals name them (PROX_VOXEL_FREE, _OBSTACLE, _UNKNOWN) */
+#define RT_VOXEL_CLASS_NAMES "0 free, 1 obstacle, 2 unknown"
 typedef struct rt_voxel_update {
     int32_t x, y, z; /* cell coordinates */
     uint32_t cls;    /* voxel class; the FREE class clears */

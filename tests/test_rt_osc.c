@@ -615,9 +615,9 @@ static void test_voxels_over_osc(void)
     expect_done_detail("/voxel/clear", msg("sddd", "map", 3.0, 4.0, 5.0), "1");
     /* refused, nothing applied: a class out of range, a record of one,
      * a blob that is not whole records, no such map */
-    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 3), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
-    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 256), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
-    expect_fail("/voxel/set", msg("siiid", "map", 1, 2, 3, 1.5), "class must be 0 (free), 1 (obstacle) or 2 (unknown)");
+    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 3), "class must be one of 0 free, 1 obstacle, 2 unknown");
+    expect_fail("/voxel/set", msg("siiii", "map", 1, 2, 3, 256), "class must be one of 0 free, 1 obstacle, 2 unknown");
+    expect_fail("/voxel/set", msg("siiid", "map", 1, 2, 3, 1.5), "class must be one of 0 free, 1 obstacle, 2 unknown");
     expect_fail("/voxel/set", msg("siiii", "map", 20, 2, 3, 1), "a cell lies outside the map; nothing applied");
     /* (the refused batch would clear the eight cells: the volume below
      * shows it did not) */
