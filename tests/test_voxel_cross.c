@@ -218,14 +218,25 @@ static void test_capacity_and_records(void)
 
 static char tmpdir[64];
 
-static const char *write_tmp(const char *name, const char *text)
+/* a file of n bytes in tmpdir; its path, in a static buffer (used before
+ * the next call) */
+static const char *write_bytes(const char *name, const unsigned char *b, size_t n)
 {
     static char path[160];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f) {
+        CHECK(fwrite(b, 1, n, f) == n, "short write %s", path);
+        fclose(f);
+    }
     return path;
+}
+
+/* a text file in tmpdir (write_bytes's path buffer) */
+static const char *write_tmp(const char *name, const char *text)
+{
+    return write_bytes(name, (const unsigned char *)text, strlen(text));
 }
 
 static void expect_load_error(const char *name, const char *text, const char *needle)
@@ -339,20 +350,6 @@ static void test_files(void)
 
 /* ---------------- point clouds: the PLY reader's types, byte orders and refusals ---------------- */
 
-/* a file of n bytes in tmpdir (binary PLYs); its path, in a static buffer
- * like write_tmp's */
-static const char *write_bytes(const char *name, const unsigned char *b, size_t n)
-{
-    static char path[160];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL, "cannot write %s", path);
-    if (f) {
-        CHECK(fwrite(b, 1, n, f) == n, "short write %s", path);
-        fclose(f);
-    }
-    return path;
-}
 
 typedef struct ply_col {
     const char *type, *name;
