@@ -189,9 +189,26 @@ static int write_as_version(const char *src, uint32_t version, size_t keep, char
     return ok ? 0 : -1;
 }
 
+/* The .ist image c of `full` bytes, its checksum redone, written to a
+ * temporary file and loaded: the load must refuse it with `want` in its
+ * message (and the file's path); `what` names the case. */
+static void expect_image_refused(unsigned char *c, size_t full, const char *want, const char *what)
+{
+    char p[] = "/tmp/hapticd-istbad-XXXXXX";
+    int fd = mkstemp(p);
+    if (fd >= 0)
+        close(fd);
+    CHECK(fd >= 0 && check_ist_write(p, c, full), "write %s", what);
+    prox_ist *w = NULL;
+    char err[512] = "";
+    CHECK(prox_ist_load(p, &w, err, sizeof err) == -1 && w == NULL && strstr(err, want) && strstr(err, p), "%s refused: '%s'", what, err);
+    prox_ist_free(w);
+    unlink(p);
+}
+
 /* The first `full` bytes of file image b (checksum last) as a file of
- * `version` with the float at `at` set to v (checksum redone): loading
- * refuses it as inconsistent. */
+ * `version` with the float at `at` set to v: loading refuses it as
+ * inconsistent. */
 static void expect_inconsistent(const unsigned char *b, size_t full, uint32_t version, size_t at, float v, const char *what)
 {
     unsigned char *c = malloc(full);
@@ -201,17 +218,7 @@ static void expect_inconsistent(const unsigned char *b, size_t full, uint32_t ve
     memcpy(c, b, full);
     memcpy(c + IST_FILE_U32_AT(0), &version, 4);
     memcpy(c + at, &v, 4);
-    check_ist_set_crc(c, full);
-    char p[] = "/tmp/hapticd-istbad-XXXXXX";
-    int fd = mkstemp(p);
-    CHECK(fd >= 0 && write(fd, c, full) == (ssize_t)full, "write %s", what);
-    if (fd >= 0)
-        close(fd);
-    prox_ist *w = NULL;
-    char err[512] = "";
-    CHECK(prox_ist_load(p, &w, err, sizeof err) == -1 && w == NULL && strstr(err, "inconsistent"), "%s refused: %s", what, err);
-    prox_ist_free(w);
-    unlink(p);
+    expect_image_refused(c, full, "inconsistent", what);
     free(c);
 }
 
@@ -448,17 +455,9 @@ static void test_files(void)
                 c[0] = (unsigned char)bad[k].v;
             else
                 memcpy(c + IST_FILE_U32_AT(bad[k].u32), &bad[k].v, 4);
-            char pb[] = "/tmp/hapticd-isthead-XXXXXX";
-            int fb = mkstemp(pb);
-            if (fb >= 0)
-                close(fb);
-            CHECK(fb >= 0 && check_ist_write(pb, c, full), "write %s", pb);
-            prox_ist *w = NULL;
-            err[0] = 0;
-            CHECK(prox_ist_load(pb, &w, err, sizeof err) == -1 && !w && strstr(err, bad[k].want) && strstr(err, pb), "header case %zu: '%s'", k,
-                  err);
-            prox_ist_free(w);
-            unlink(pb);
+            char what[32];
+            snprintf(what, sizeof what, "header case %zu", k);
+            expect_image_refused(c, full, bad[k].want, what);
             free(c);
         }
         free(img);
