@@ -419,6 +419,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "hapticd: OSC %s:%d\n", osc_addr, rt_osc_port(osc));
         const uint64_t t0 = prox_now_ns();
         double next_line = 1.0;
+        uint64_t faults_seen = 0;
         while (!interrupted) {
             struct timespec ts = {0, 50 * 1000 * 1000};
             nanosleep(&ts, NULL);
@@ -433,10 +434,19 @@ int main(int argc, char **argv)
                         snprintf(dist, sizeof dist, "%8.5fm", st.distance_m);
                     else
                         snprintf(dist, sizeof dist, "%9s", ">margin");
+                    /* FAULT: the last cycle faulted; then the faults since the
+                     * last line and the latest one's cause */
+                    char faults[80] = "";
+                    if (st.faults > faults_seen)
+                        snprintf(faults, sizeof faults, "%s faults+%llu (%s)", st.fault ? " FAULT" : "",
+                                 (unsigned long long)(st.faults - faults_seen), rt_fault_name(st.last_fault_cause));
+                    else if (st.fault)
+                        snprintf(faults, sizeof faults, " FAULT");
+                    faults_seen = st.faults;
                     printf("t=%3.0fs rate=%7.1fHz wake p99=%4.0fus max=%6.1fus overruns=%llu query p99=%4.0fus "
                            "dist=%s penvol=%.3gm3 force=%6.3fN%s\n",
                            el, st.rate_hz, st.latency_p99_us, st.latency_max_us, (unsigned long long)st.overruns,
-                           st.query_p99_us, dist, st.penvol_m3, prox_v3_len(st.force_n), st.fault ? " FAULT" : "");
+                           st.query_p99_us, dist, st.penvol_m3, prox_v3_len(st.force_n), faults);
                     fflush(stdout);
                 }
             }

@@ -610,7 +610,7 @@ static void test_open_meshes(void)
     if (!r)
         return;
     run((const char *[]){"--load", plane_at, "--load", cup_at, "--tool", "cup", "--driver", replay, "--duration", "1.2", QUIET_MACHINE,
-                         "--no-osc", "--quiet", "--stats-json", json_path, NULL},
+                         "--no-osc", "--stats-json", json_path, NULL},
         "open", 120, r);
     read_text(json_path, json, sizeof json);
     const double faults = json_number(json, "faults"), unmeasurable = json_number(json, "faults_by_cause.unmeasurable_pair");
@@ -620,6 +620,8 @@ static void test_open_meshes(void)
     char want[64];
     snprintf(want, sizeof want, "faults %.0f (unmeasurable_pair %.0f)", faults, unmeasurable);
     CHECK(strstr(r->err, want), "the summary counts them by cause ('%s'): %s", want, r->err);
+    CHECK(strstr(r->out, "t=  1s ") && strstr(r->out, " FAULT faults+") && strstr(r->out, " (unmeasurable_pair)\n"),
+          "the status line says the faults since the last and their cause: %s", r->out);
     free(r);
 }
 
