@@ -1182,6 +1182,10 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
     prox_xform x = pose ? *pose : prox_xform_identity();
     if (pose_check(&x, name, err, errlen) != 0)
         return -1;
+    if (!obj || !obj->tree) {
+        snprintf(err, errlen, "'%s': no object to add (not built)", name);
+        return -1;
+    }
     pthread_mutex_lock(&s->ctl_lock);
     int rc = -1;
     if (!name_taken_locked(s, name, err, errlen)) {

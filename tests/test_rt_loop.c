@@ -142,6 +142,10 @@ static void test_scene_refusals(void)
         return;
     }
     CHECK(rt_service_add_object(svc, "c", &o, NULL, err, sizeof err) == -1 && strstr(err, "scene full (2 objects)"), "a third: '%s'", err);
+    rt_object none = {0};
+    CHECK(rt_service_add_object(svc, "d", &none, NULL, err, sizeof err) == -1 && strstr(err, "'d': no object to add (not built)"),
+          "an object with no tree: '%s'", err);
+    CHECK(rt_service_add_object(svc, "d", NULL, NULL, err, sizeof err) == -1 && strstr(err, "no object to add"), "no object: '%s'", err);
     CHECK(rt_service_add_object(svc, "a", &o, NULL, err, sizeof err) == -1 && strstr(err, "an object named 'a' exists; remove it first"),
           "a name in use: '%s'", err);
     CHECK(rt_service_load_object(svc, "a", "/nonexistent/mesh.off", NULL, 0, err, sizeof err) == -1 &&
