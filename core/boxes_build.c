@@ -693,8 +693,9 @@ static double box_plane_excess(prox_vec3 c, const prox_mat3 *R, const double e[3
 /* The inner box in the outer box's rounded frame: solved in double, the
  * centre rounded to float, the extents shrunk until the corners hold every
  * plane, rounded down; checked corner by corner. No box (radius 0) if the
- * solver fails. */
-static void fit_inner(const wpiece *p, const bvh_node *outer, bvh_node *out)
+ * solver fails. -1 when out of memory (the build fails: a tree built with
+ * boxes missing would answer right but slower, unsaid), else 0. */
+static int fit_inner(const wpiece *p, const bvh_node *outer, bvh_node *out)
 {
     memset(out, 0, sizeof *out);
     memcpy(out->R, outer->R, sizeof out->R);
@@ -705,13 +706,13 @@ static void fit_inner(const wpiece *p, const bvh_node *outer, bvh_node *out)
      * bends by that much, and the box must stay inside the bent surface */
     double *dl = malloc(sizeof *dl * p->nf);
     if (!dl)
-        return;
+        return -1;
     for (uint32_t k = 0; k < p->nf; k++)
         dl[k] = p->d[k] - p->flat[k];
     int rc = prox_boxes_inner_box(p->n, dl, p->nf, &R, p->centroid, &c, h);
     free(dl);
     if (rc < 0)
-        return;
+        return 0;
     out->c[0] = (float)c.x, out->c[1] = (float)c.y, out->c[2] = (float)c.z;
     prox_vec3 cf = prox_v3(out->c[0], out->c[1], out->c[2]);
     double lam = 1.0;
@@ -719,7 +720,7 @@ static void fit_inner(const wpiece *p, const bvh_node *outer, bvh_node *out)
         prox_vec3 a = prox_m3_tmul_v(&R, p->n[k]);
         double room = p->d[k] - p->flat[k] - prox_v3_dot(p->n[k], cf), need = h[0] * fabs(a.x) + h[1] * fabs(a.y) + h[2] * fabs(a.z);
         if (!(room > 0))
-            return;
+            return 0;
         if (need > room)
             lam = fmin(lam, room / need);
     }
@@ -736,14 +737,15 @@ static void fit_inner(const wpiece *p, const bvh_node *outer, bvh_node *out)
             out->e[i] = float_down(e[i] * (1 - 1e-6)), e[i] = out->e[i];
         if (tries == 7) {
             memset(out->e, 0, sizeof out->e);
-            return;
+            return 0;
         }
     }
     if (!(e[0] > 0 && e[1] > 0 && e[2] > 0)) {
         memset(out->e, 0, sizeof out->e);
-        return;
+        return 0;
     }
     out->radius = float_down(sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]));
+    return 0;
 }
 
 /* ---- the build ---- */
@@ -808,9 +810,8 @@ static void build_node(build_ctx *bc, uint32_t i, wpiece *p, uint32_t level)
     prox_vec3 ax[3], split;
     choose_frame(p, ax, &split);
     fit_outer(p, ax, &b->nodes[i].outer);
-    fit_inner(p, &b->nodes[i].outer, &b->nodes[i].inner);
     b->child[i] = 0;
-    if (store_piece(bc, i, p, level) != 0) {
+    if (fit_inner(p, &b->nodes[i].outer, &b->nodes[i].inner) != 0 || store_piece(bc, i, p, level) != 0) {
         bc->oom = 1;
         wp_free(p);
         return;

@@ -256,6 +256,7 @@ static prox_mesh *torus_mesh(void) { return prox_mesh_make_torus(0.05, 0.02, 24,
 static char dir[64];
 static char ist_path[96], off_path[96], vox_path[96], xyz_path[96];
 static answers ref_ist, ref_bvh, ref_boxes;
+static prox_boxes_stats ref_boxes_stats;
 static prox_ist *ref_owner;
 static const prox_tree *ref_tree; /* ref_owner's: the other side of every inner sphere tree's query */
 static uint32_t ref_spheres;
@@ -356,7 +357,18 @@ static int op_boxes(void *ctx, char *err, size_t errlen)
         return 0;
     }
     answers a;
-    const int rc = judge("inner and outer boxes", query_pair(prox_boxes_tree(b), prox_boxes_tree(b), 0, 1, &a), &a, &ref_boxes, err, errlen);
+    int rc = judge("inner and outer boxes", query_pair(prox_boxes_tree(b), prox_boxes_tree(b), 0, 1, &a), &a, &ref_boxes, err, errlen);
+    /* the same tree: nodes, leaves and inner boxes (a box left out answers
+     * right, only slower) */
+    prox_boxes_stats st;
+    prox_boxes_get_stats(b, &st);
+    if (rc == 1 && (st.nodes != ref_boxes_stats.nodes || st.leaves != ref_boxes_stats.leaves ||
+                    st.root_inner_volume != ref_boxes_stats.root_inner_volume || st.leaf_inner_volume != ref_boxes_stats.leaf_inner_volume)) {
+        CHECK(0, "boxes: %u nodes, %u leaves, inner volume %.17g + %.17g; the reference %u, %u, %.17g + %.17g", st.nodes, st.leaves,
+              st.root_inner_volume, st.leaf_inner_volume, ref_boxes_stats.nodes, ref_boxes_stats.leaves, ref_boxes_stats.root_inner_volume,
+              ref_boxes_stats.leaf_inner_volume);
+        rc = -1;
+    }
     prox_boxes_free(b);
     return rc;
 }
@@ -694,6 +706,7 @@ static int setup(void)
         prox_ist_stats st;
         prox_ist_get_stats(t, &st);
         ref_spheres = st.spheres;
+        prox_boxes_get_stats(bx, &ref_boxes_stats);
         rc = query_pair(ref_tree, ref_tree, 1, 0, &ref_ist) | query_pair(prox_bvh_tree(bvh), prox_bvh_tree(bvh), 0, 0, &ref_bvh) |
              query_pair(prox_boxes_tree(bx), prox_boxes_tree(bx), 0, 1, &ref_boxes);
     }
