@@ -81,7 +81,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSVC_A) $(LIBPROX_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # test_alloc_fail fails the allocations libprox and libhapticd make, one at a
-# time: its link sends their calls (and only theirs) through its wrappers
+# time: its link sends their calls and the test's own (no other library's)
+# through its wrappers
 $(BUILD)/tests/test_alloc_fail: ALL_LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
 
 # ---- packages ----

@@ -125,9 +125,10 @@ int prox_read_line(FILE *f, char *buf, size_t size)
     size_t n = strlen(buf);
     if (n + 1 < size || buf[n - 1] == '\n')
         return 1;
-    /* full and no newline: the end of the file, or a longer line */
+    /* full and no newline: the end of the file, a CR LF line end split at
+     * the buffer's end (the line fits), or a longer line */
     int c = fgetc(f);
-    if (c == EOF)
+    if (c == EOF || (c == '\n' && buf[n - 1] == '\r'))
         return 1;
     while (c != EOF && c != '\n')
         c = fgetc(f);

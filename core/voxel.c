@@ -464,7 +464,7 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
                 goto fail;
             }
             if (st == PROX_VOXEL_FULL) {
-                snprintf(err, errlen, "%s:%d: the map is full after %u voxels (its capacity %u is what it holds at least; raise it)",
+                snprintf(err, errlen, "%s:%d: the map is full after %u voxel lines (its capacity %u is what it holds at least; raise it)",
                          path, lineno, n, m->def.capacity);
                 goto fail;
             }

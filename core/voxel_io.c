@@ -36,8 +36,8 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
          * long, which is what such a file of more than a few points is:
          * the buffer holds its first part) */
         const char *cr = strchr(s, '\r');
-        if (got > 0 && !(cr && cr[strspn(cr, " \t\r\n\v\f")]))
-            cr = NULL;
+        if (cr && !cr[strspn(cr, " \t\r\n\v\f")])
+            cr = NULL; /* a CR at the end: CR LF, or a CR before trailing blanks */
         if (got < 0 && !cr) {
             snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
             goto fail;

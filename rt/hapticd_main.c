@@ -457,7 +457,7 @@ int main(int argc, char **argv)
         rt_service_stop(svc);
         rt_status st;
         rt_service_status(svc, &st);
-        char causes[256];
+        char causes[512];
         fault_causes(&st, causes, sizeof causes);
         fprintf(stderr,
                 "hapticd: %llu cycles, %llu overruns, wake-up latency min %.1f avg %.1f p99 %.0f max %.1f us, query p99 %.0f us "

@@ -209,7 +209,8 @@ typedef enum rt_fault_cause {
     RT_FAULT_DEVICE_STALE, /* the device's reading is older than limits.stale_device_ms */
     RT_FAULT_QUERY,        /* the query failed or answered a value that is not finite */
     RT_FAULT_UNMEASURABLE, /* the tool and an object form a pair the engine has no query for (distance,
-                              or penetration volume once they overlap: a mesh BVH has no volume) */
+                              or penetration volume once they overlap: a mesh BVH or a voxel map against
+                              a mesh BVH or a voxel map) */
     RT_FAULT_PROXY,        /* the proxy was flung off (farther than RT_PROXY_MAX_SEPARATION_M from the
                               handle) or is not finite: a volume stiffness too high */
     RT_FAULT_OUTPUT,       /* the force or torque to send is not finite */
@@ -238,7 +239,7 @@ typedef struct rt_status {
     prox_vec3 force_n;
     uint64_t telemetry_received, telemetry_gaps; /* gaps: sequence numbers never seen */
     uint64_t faults, watchdog_fired;
-    uint64_t faults_by_cause[RT_FAULT_CAUSE_COUNT]; /* faults counted by cause (they add up to faults) */
+    uint64_t faults_by_cause[RT_FAULT_CAUSE_COUNT]; /* faults counted by cause (faults is their sum) */
     const char *rt_note; /* why RT was degraded, or "" */
 } rt_status;
 

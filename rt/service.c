@@ -104,7 +104,7 @@ struct rt_service {
     prox_front_entry *fronts; /* max_objects x cfg.front_pairs */
     uint64_t seq;
     /* shared counters (atomics) */
-    atomic_uint_fast64_t cycles, overruns, heartbeat, faults, watchdog_fired, cmd_drops_rt;
+    atomic_uint_fast64_t cycles, overruns, heartbeat, watchdog_fired, cmd_drops_rt;
     atomic_uint_fast64_t lat_sum_ns, lat_min_ns, lat_max_ns;
     atomic_uint lat_hist[LAT_BINS];
     atomic_uint query_hist[LAT_BINS];
@@ -611,7 +611,6 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
         fault = RT_FAULT_DEVICE_WRITE;
     if (fault) {
         /* counted by cause; the proxy starts over at the handle next cycle */
-        atomic_fetch_add_explicit(&s->faults, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->faults_by[fault], 1, memory_order_relaxed);
         atomic_store_explicit(&s->last_fault, fault, memory_order_relaxed);
         s->proxy_init = 0;
@@ -1170,8 +1169,9 @@ static int unmeasurable_locked(rt_service *s, int obj, int tool, char *err, size
     if (prox_bank_get(s->bank, ta, tb, PROX_QUERY_DISTANCE) || prox_bank_get(s->bank, tb, ta, PROX_QUERY_DISTANCE))
         return 0;
     snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): the engine has no distance query "
-             "for that pair (a mesh that is not closed loads as a mesh BVH)",
-             s->objects[obj].name, tree_kind(ta), s->objects[tool].name, tree_kind(tb));
+             "for that pair%s",
+             s->objects[obj].name, tree_kind(ta), s->objects[tool].name, tree_kind(tb),
+             ta == PROX_TREE_MESH || tb == PROX_TREE_MESH ? " (a mesh that is not closed loads as a mesh BVH)" : "");
     return 1;
 }
 
@@ -1540,9 +1540,11 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->forces_enabled = s->forces_mirror;
     snprintf(o->tool, sizeof o->tool, "%s", s->tool_mirror);
     pthread_mutex_unlock(&s->ctl_lock);
-    o->faults = atomic_load(&s->faults);
+    /* faults: the sum of the causes read, so they add up in a snapshot of a
+     * running loop too (the two counters are not read at one instant) */
+    o->faults = 0;
     for (int c = 0; c < RT_FAULT_CAUSE_COUNT; c++)
-        o->faults_by_cause[c] = atomic_load(&s->faults_by[c]);
+        o->faults += o->faults_by_cause[c] = atomic_load(&s->faults_by[c]);
     o->last_fault_cause = atomic_load(&s->last_fault);
     o->watchdog_fired = atomic_load(&s->watchdog_fired);
     return 0;

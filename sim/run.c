@@ -396,7 +396,7 @@ void sim_report_print(FILE *f, const sim_report *rep, int json)
         else if (json)
             fprintf(f, "  \"%s\": %.9g%s\n", m[i].name, m[i].v, i + 1 < n ? "," : "");
         else
-            fprintf(f, "%-18s %.9g\n", m[i].name, m[i].v);
+            fprintf(f, "%-20s %.9g\n", m[i].name, m[i].v);
     }
     if (json)
         fprintf(f, "}\n");

@@ -143,7 +143,7 @@ static void test_files(void)
                             /* (a capacity is what the map holds at least: 2 asks for a table that holds 8) */
                             {"hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\ncapacity 2\n0 0 0 1\n1 0 0 1\n2 0 0 1\n3 0 0 1\n"
                              "0 1 0 1\n1 1 0 1\n2 1 0 1\n3 1 0 1\n0 2 0 1\n",
-                             ":14: the map is full after 8 voxels (its capacity 2 is what it holds at least; raise it)"},
+                             ":14: the map is full after 8 voxel lines (its capacity 2 is what it holds at least; raise it)"},
                             {"", "empty"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(path, "w");

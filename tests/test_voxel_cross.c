@@ -643,6 +643,12 @@ static void test_cloud_reader(void)
             memcpy(longline, "0 0 0", 5);
             longline[sizeof longline - 2] = '\n', longline[sizeof longline - 1] = 0;
             expect_cloud_error(write_tmp("long.xyz", longline), 1.0, "long.xyz", "long.xyz:1: line longer than 510 characters");
+            /* a line of 510 characters ended by CR LF fits (the CR fills the buffer, its LF follows) */
+            char fits[600];
+            memset(fits, ' ', 510);
+            memcpy(fits, "0 0 0", 5);
+            memcpy(fits + 510, "\r\n1 1 1\r\n", sizeof "\r\n1 1 1\r\n");
+            expect_cloud("510 characters and CR LF", write_tmp("fits.xyz", fits), 1.0, o, 2, 2, 2, two, 2);
         }
         expect_cloud("CR before trailing spaces", write_tmp("crsp.xyz", "0 0 0\r  \n1 1 1 # c\r\n"), 1.0, o, 2, 2, 2, two, 2);
     }
