@@ -466,9 +466,9 @@ int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen)
     }
     unsigned char *buf = malloc((size_t)size);
     if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        snprintf(err, errlen, "%s: %s", path, buf ? "cannot read" : "out of memory");
         fclose(f);
         free(buf);
-        snprintf(err, errlen, "%s: cannot read", path);
         return -1;
     }
     fclose(f);

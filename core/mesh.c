@@ -26,16 +26,23 @@ static uint64_t hash_vec(prox_vec3 v)
     return h ^ (h >> 29);
 }
 
-prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],
-                                 uint32_t triangle_count)
+int prox_mesh_arrays_ok(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3], uint32_t triangle_count)
 {
     for (uint32_t t = 0; t < triangle_count; t++)
         for (int k = 0; k < 3; k++)
             if (triangles[t][k] >= vertex_count)
-                return NULL;
+                return -1;
     for (uint32_t i = 0; i < vertex_count; i++)
         if (!prox_v3_isfinite(vertices[i]))
-            return NULL;
+            return -1;
+    return 0;
+}
+
+prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],
+                                 uint32_t triangle_count)
+{
+    if (prox_mesh_arrays_ok(vertices, vertex_count, triangles, triangle_count) != 0)
+        return NULL;
     prox_mesh *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;

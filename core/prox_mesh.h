@@ -58,9 +58,14 @@ int prox_mesh_check_header(const char *path, char *err, size_t errlen);
 int prox_mesh_write_off(const prox_mesh *m, const char *path, char *err, size_t errlen);
 
 /* Make a mesh from arrays (copied), weld, drop degenerates and analyze.
- * Returns NULL on allocation failure or an index out of range. Non-RT. */
+ * Returns NULL when prox_mesh_arrays_ok refuses the arrays, or out of
+ * memory. Non-RT. */
 prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3],
                                  uint32_t triangle_count);
+
+/* 0 when every triangle index is below vertex_count and every vertex is
+ * finite (what prox_mesh_from_arrays takes), else -1. Any thread. */
+int prox_mesh_arrays_ok(const prox_vec3 *vertices, uint32_t vertex_count, const uint32_t (*triangles)[3], uint32_t triangle_count);
 
 /* 0 when the arrays are there, every triangle index is below vertex_count
  * and every vertex a triangle uses is finite; -1 otherwise. The loaders and

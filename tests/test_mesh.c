@@ -354,11 +354,14 @@ static void test_load_malformed(void)
                      "element face 1\nproperty list uchar int vertex_indices\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n");
     snprintf(path, sizeof path, "%s/longhead.ply", dir);
     f = fopen(path, "w");
-    fprintf(f, "ply\nformat ascii 1.0\ncomment ");
-    for (int i = 0; i < 70000; i++)
-        fputc('c', f);
-    fprintf(f, "\nelement vertex 3\nproperty float x\nend_header\n0\n0\n0\n");
-    fclose(f);
+    CHECK(f != NULL, "write %s", path);
+    if (f) {
+        fprintf(f, "ply\nformat ascii 1.0\ncomment ");
+        for (int i = 0; i < 70000; i++)
+            fputc('c', f);
+        fprintf(f, "\nelement vertex 3\nproperty float x\nend_header\n0\n0\n0\n");
+        fclose(f);
+    }
     snprintf(path, sizeof path, "%s/fewwords.ply", dir);
     write_file(path, "ply\nformat ascii 1.0\nelement vertex\nproperty float x\nend_header\n");
     snprintf(path, sizeof path, "%s/propfirst.ply", dir);

@@ -215,7 +215,10 @@ static void test_unmeasurable_refused(void)
     if (vm) {
         rt_object vo;
         rt_object_from_voxmap(vm, &vo);
-        CHECK(rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err) == 0, "a voxel map: %s", err);
+        const int added = rt_service_add_object(svc, "map", &vo, NULL, err, sizeof err) == 0;
+        CHECK(added, "a voxel map: %s", err);
+        if (!added)
+            rt_object_free(&vo);
     }
     CHECK(rt_service_remove_object(svc, "ball2", err, sizeof err) == 0, "remove ball2: %s", err);
     CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == 0, "the BVH tool beside a voxel map: %s", err);

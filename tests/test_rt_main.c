@@ -587,23 +587,23 @@ static void test_open_meshes(void)
     snprintf(plane_at, sizeof plane_at, "table=%s", plane);
     snprintf(cup_at, sizeof cup_at, "cup=%s", cup);
     snprintf(replay, sizeof replay, "replay:%s", traj);
-    FILE *f = fopen(plane, "w");
-    if (f) {
-        fprintf(f, "OFF\n4 2 0\n-0.2 -0.2 0\n0.2 -0.2 0\n0.2 0.2 0\n-0.2 0.2 0\n3 0 1 2\n3 0 2 3\n");
-        fclose(f);
+    const char *const files[3][2] = {
+        {plane, "OFF\n4 2 0\n-0.2 -0.2 0\n0.2 -0.2 0\n0.2 0.2 0\n-0.2 0.2 0\n3 0 1 2\n3 0 2 3\n"},
+        /* an octahedron of 2 cm less one face */
+        {cup, "OFF\n6 7 0\n0.02 0 0\n-0.02 0 0\n0 0.02 0\n0 -0.02 0\n0 0 0.02\n0 0 -0.02\n"
+              "3 0 2 4\n3 2 1 4\n3 1 3 4\n3 3 0 4\n3 2 0 5\n3 1 2 5\n3 3 1 5\n"},
+        /* 20 cm above the plane, then 1 cm through it from 0.7 s */
+        {traj, "0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n"},
+    };
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(files[i][0], "w");
+        const int ok = f && fputs(files[i][1], f) >= 0;
+        if (f && fclose(f) != 0)
+            CHECK(0, "close %s", files[i][0]);
+        CHECK(ok, "write %s", files[i][0]);
+        if (!ok)
+            return;
     }
-    f = fopen(cup, "w"); /* an octahedron of 2 cm less one face */
-    if (f) {
-        fprintf(f, "OFF\n6 7 0\n0.02 0 0\n-0.02 0 0\n0 0.02 0\n0 -0.02 0\n0 0 0.02\n0 0 -0.02\n"
-                   "3 0 2 4\n3 2 1 4\n3 1 3 4\n3 3 0 4\n3 2 0 5\n3 1 2 5\n3 3 1 5\n");
-        fclose(f);
-    }
-    f = fopen(traj, "w"); /* 20 cm above the plane, then 1 cm through it from 0.7 s */
-    if (f) {
-        fprintf(f, "0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n");
-        fclose(f);
-    }
-    CHECK(f != NULL, "files written");
     expect_refused((const char *[]){"--demo", "--load", plane_at, QUIET_MACHINE, "--no-osc", "--duration", "0.5", NULL}, 1,
                    "the loop cannot measure 'table' (a mesh BVH) against the tool 'tool' (an inner sphere tree)");
     run_result *r = malloc(sizeof *r);

@@ -453,10 +453,24 @@ static void test_unmeasurable_pair_faults(void)
         sim_scenario_free(sc);
     }
     sim_report r;
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/test_sim_%d_u.rec", (int)getpid());
     if (run_text("object table box 0.25 0.25 0.02 at 0 0 -0.02 bvh\nobject ball sphere 0.02 2 bvh\ntool ball\n"
                  "at 0 hand 0 0 0.06\nat 1 hand 0 0 -0.1\nduration 1.5\n",
-                 NULL, &r))
+                 p, &r))
         return;
+    /* every faulting cycle sends nothing */
+    static rec_line a[2000];
+    const int n = read_record(p, a, 2000);
+    int fault_rows = 0, zero = 0;
+    for (int i = 0; i < n; i++)
+        if (a[i].flags & RT_TEL_FAULT) {
+            fault_rows++;
+            zero += a[i].f[0] == 0 && a[i].f[1] == 0 && a[i].f[2] == 0;
+        }
+    CHECK(n > 1400 && (uint64_t)fault_rows == r.faults && zero == fault_rows, "%d rows, %d faulting (the report: %llu), %d with zero force", n,
+          fault_rows, (unsigned long long)r.faults, zero);
+    unlink(p);
     CHECK(r.faults > 200 && r.faults_unmeasurable == r.faults && r.faults_other == 0 && r.faults_proxy == 0,
           "two BVHs pressed together: %llu faults, %llu unmeasurable, %llu proxy, %llu other", (unsigned long long)r.faults,
           (unsigned long long)r.faults_unmeasurable, (unsigned long long)r.faults_proxy, (unsigned long long)r.faults_other);
