@@ -1105,6 +1105,15 @@ static int find_locked(rt_service *s, const char *name)
     return -1;
 }
 
+/* the slot of the object named `name`, or -1 and the message */
+static int find_named_locked(rt_service *s, const char *name, char *err, size_t errlen)
+{
+    const int slot = find_locked(s, name ? name : "");
+    if (slot < 0)
+        snprintf(err, errlen, "no object named '%s'", name ? name : "");
+    return slot;
+}
+
 /* 1 (and the message) where an object has the name already */
 static int name_taken_locked(rt_service *s, const char *name, char *err, size_t errlen)
 {
@@ -1250,10 +1259,8 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
 int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->ctl_lock);
-    int slot = find_locked(s, name ? name : ""), rc = -1;
-    if (slot < 0)
-        snprintf(err, errlen, "no object named '%s'", name ? name : "");
-    else {
+    int slot = find_named_locked(s, name, err, errlen), rc = -1;
+    if (slot >= 0) {
         rt_cmd c = {CMD_REMOVE, (uint32_t)slot, NULL, prox_xform_identity(), {0}, 0, 0};
         s->objects[slot].removing = 1;
         if (push_cmd_locked(s, &c, err, errlen) == 0) {
@@ -1270,10 +1277,8 @@ int rt_service_remove_object(rt_service *s, const char *name, char *err, size_t 
 static int slot_cmd(rt_service *s, const char *name, rt_cmd *c, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->ctl_lock);
-    int slot = find_locked(s, name ? name : ""), rc = -1;
-    if (slot < 0)
-        snprintf(err, errlen, "no object named '%s'", name ? name : "");
-    else {
+    int slot = find_named_locked(s, name, err, errlen), rc = -1;
+    if (slot >= 0) {
         c->slot = (uint32_t)slot;
         rc = push_cmd_locked(s, c, err, errlen);
     }
@@ -1297,10 +1302,8 @@ int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errle
 {
     rt_cmd c = {CMD_TOOL, 0, NULL, prox_xform_identity(), {0}, 0, 0};
     pthread_mutex_lock(&s->ctl_lock);
-    int slot = find_locked(s, name ? name : ""), rc = -1;
-    if (slot < 0)
-        snprintf(err, errlen, "no object named '%s'", name ? name : "");
-    else {
+    int slot = find_named_locked(s, name, err, errlen), rc = -1;
+    if (slot >= 0) {
         int refused = 0;
         for (uint32_t i = 0; i < s->cfg.max_objects && !refused; i++)
             if ((int)i != slot && s->objects[i].used && !s->objects[i].removing)
@@ -1382,10 +1385,9 @@ int rt_service_voxel_update(rt_service *s, const char *name, const rt_voxel_upda
                             size_t errlen)
 {
     pthread_mutex_lock(&s->ctl_lock);
-    int slot = find_locked(s, name ? name : "");
+    int slot = find_named_locked(s, name, err, errlen);
     if (slot < 0) {
         pthread_mutex_unlock(&s->ctl_lock);
-        snprintf(err, errlen, "no object named '%s'", name ? name : "");
         return -1;
     }
     const char *why = add_held_locked(s, (uint32_t)slot) ? "added in a bundle still open: send its voxel updates after the bundle"
