@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_telemetry.h"
 #include "prox.h"
 #include "check_prox.h"
 
@@ -140,34 +141,14 @@ static double json_number(const char *json, const char *key)
     return p && end != p + strlen(pat) ? v : NAN;
 }
 
-/* one telemetry line: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz
- * distance_m penvol_m3 query_us flags */
-typedef struct tel_row {
-    double seq, t, p[3], q[4], f[3], m[3], distance, penvol, query_us, flags;
-} tel_row;
+static void keep_row(const tel_row *r, const char *line, int i, void *u)
+{
+    (void)line;
+    ((tel_row *)u)[i] = *r;
+}
 
 /* the telemetry file's rows (at most max); -1 when a line does not read */
-static int read_telemetry(const char *path, tel_row *rows, int max)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[1024];
-    int n = 0, bad = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
-        tel_row r;
-        if (sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &r.seq, &r.t, &r.p[0],
-                   &r.p[1], &r.p[2], &r.q[0], &r.q[1], &r.q[2], &r.q[3], &r.f[0], &r.f[1], &r.f[2], &r.m[0], &r.m[1], &r.m[2],
-                   &r.distance, &r.penvol, &r.query_us, &r.flags) != 19)
-            bad = 1;
-        else if (n < max)
-            rows[n++] = r;
-    }
-    fclose(f);
-    return bad ? -1 : n;
-}
+static int read_telemetry(const char *path, tel_row *rows, int max) { return tel_read(path, max, keep_row, rows); }
 
 /* a run's output and room for its telemetry rows; -1 (a failed check)
  * without memory */

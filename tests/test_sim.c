@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_telemetry.h"
 #include "dev_device.h"
 #include "prox.h"
 #include "rt_service.h"
@@ -28,35 +29,24 @@ typedef struct rec_line {
     char text[400]; /* the line without its query time */
 } rec_line;
 
-/* the telemetry record's lines (hapticd's format) */
-static int read_record(const char *path, rec_line *out, int cap)
+static void keep_line(const tel_row *r, const char *line, int i, void *u)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[512];
-    int n = 0;
-    while (n < cap && fgets(line, sizeof line, f)) {
-        rec_line r;
-        unsigned long long seq;
-        double tq[3], qus;
-        if (sscanf(line, "%llu %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %u", &seq, &r.t, &r.x, &r.y, &r.z,
-                   &r.q[0], &r.q[1], &r.q[2], &r.q[3], &r.f[0], &r.f[1], &r.f[2], &tq[0], &tq[1], &tq[2], &r.dist, &r.penvol, &qus,
-                   &r.flags) != 19)
-            continue;
-        /* the text less the 18th field (query time, real) */
-        char *p = line;
-        for (int field = 0; field < 17 && p; field++)
-            p = strchr(p + 1, ' ');
-        char *q = p ? strchr(p + 1, ' ') : NULL;
-        if (!p || !q)
-            continue;
-        snprintf(r.text, sizeof r.text, "%.*s%s", (int)(p - line), line, q);
-        out[n++] = r;
-    }
-    fclose(f);
-    return n;
+    rec_line *o = &((rec_line *)u)[i];
+    o->t = r->t, o->x = r->p[0], o->y = r->p[1], o->z = r->p[2];
+    memcpy(o->q, r->q, sizeof o->q);
+    memcpy(o->f, r->f, sizeof o->f);
+    o->dist = r->distance, o->penvol = r->penvol, o->flags = r->flags;
+    /* the text less the 18th field (query time, real) */
+    const char *p = line;
+    for (int field = 0; field < 17 && p; field++)
+        p = strchr(p + 1, ' ');
+    const char *q = p ? strchr(p + 1, ' ') : NULL;
+    snprintf(o->text, sizeof o->text, "%.*s%s", p && q ? (int)(p - line) : 0, line, p && q ? q : "");
 }
+
+/* the telemetry record's lines (hapticd's format; check_telemetry.h): at
+ * most cap, or -1 when one does not read */
+static int read_record(const char *path, rec_line *out, int cap) { return tel_read(path, cap, keep_line, out); }
 
 static sim_scenario *parse(const char *text, char *err, size_t errlen) { return sim_scenario_parse(text, "t.sim", NULL, err, errlen); }
 
