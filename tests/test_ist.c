@@ -1438,6 +1438,8 @@ static void test_ist_cli(void)
             {"%s %s", 2, "usage: prox build MESH -o OUT.ist"}, /* no -o (a second input instead) */
             {"%s/missing.off -o %s/x.ist", 1, "missing.off"},
             {"OPEN -o %s/x.ist", 1, "mesh is not closed (3 boundary edges"},
+            {"%s -o", 2, "usage: prox build MESH -o OUT.ist"}, /* -o with no path */
+            {"%s -o /nonexistent-dir/x.ist", 1, "/nonexistent-dir/x.ist"}, /* built, not written: named */
         };
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
             char args[700];
