@@ -35,6 +35,17 @@ const prox_handler *prox_bank_get(const prox_bank *bank, uint32_t ta, uint32_t t
     return bank->set[ta][tb][kind] ? &bank->h[ta][tb][kind] : NULL;
 }
 
+const prox_handler *prox_bank_find(const prox_bank *bank, uint32_t ta, uint32_t tb, uint32_t kind, int *swapped)
+{
+    const prox_handler *h = prox_bank_get(bank, ta, tb, kind);
+    *swapped = 0;
+    if (!h && ta != tb) {
+        h = prox_bank_get(bank, tb, ta, kind);
+        *swapped = h != NULL;
+    }
+    return h;
+}
+
 void prox_bank_register_defaults(prox_bank *bank)
 {
     prox_bvh_register(bank);

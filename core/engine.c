@@ -379,12 +379,8 @@ int prox_query_run(prox_engine *e, const prox_query *q, const prox_object_pair *
         memset(pp, 0, sizeof *pp);
         pp->caller_b = op->b;
         pp->caller_pose_b = op->pose_b;
-        const prox_handler *h = prox_bank_get(e->bank, op->a->type, op->b->type, q->kind);
-        int swapped = 0;
-        if (!h && op->a->type != op->b->type) {
-            h = prox_bank_get(e->bank, op->b->type, op->a->type, q->kind);
-            swapped = h != NULL;
-        }
+        int swapped;
+        const prox_handler *h = prox_bank_find(e->bank, op->a->type, op->b->type, q->kind, &swapped);
         pp->h = h;
         if (!h)
             out->flags |= PROX_RESULT_NO_HANDLER;

@@ -603,14 +603,16 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    const int arrays_ok = prox_mesh_arrays_ok(acc.v, (uint32_t)used, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt) == 0;
-    prox_mesh *m = arrays_ok ? prox_mesh_from_arrays(acc.v, (uint32_t)used, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt) : NULL;
+    prox_mesh *m = prox_mesh_from_arrays(acc.v, (uint32_t)used, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt);
+    if (!m) /* refused arrays, or out of memory: which */
+        snprintf(err, errlen, "%s: %s", path,
+                 prox_mesh_arrays_ok(acc.v, (uint32_t)used, (const uint32_t(*)[3])acc.t, (uint32_t)acc.nt) == 0
+                     ? "out of memory"
+                     : "invalid mesh data (non-finite coordinates or bad indices)");
     free(acc.v);
     free(acc.t);
-    if (!m) {
-        snprintf(err, errlen, "%s: %s", path, arrays_ok ? "out of memory" : "invalid mesh data (non-finite coordinates or bad indices)");
+    if (!m)
         return -1;
-    }
     if (m->triangle_count == 0) {
         prox_mesh_free(m);
         snprintf(err, errlen, "%s: every triangle is degenerate", path);

@@ -278,6 +278,9 @@ void prox_bank_register_defaults(prox_bank *bank);
  * while a query on it runs. */
 void prox_bank_set(prox_bank *bank, uint32_t type_a, uint32_t type_b, uint32_t kind, const prox_handler *h);
 const prox_handler *prox_bank_get(const prox_bank *bank, uint32_t type_a, uint32_t type_b, uint32_t kind);
+/* The handler a query of two such trees runs: (A, B)'s, else (B, A)'s with
+ * *swapped set (the engine then swaps the pair); NULL when neither exists. */
+const prox_handler *prox_bank_find(const prox_bank *bank, uint32_t type_a, uint32_t type_b, uint32_t kind, int *swapped);
 
 /* ---- the engine ---- */
 

@@ -1170,16 +1170,17 @@ static const char *tree_kind(uint32_t type)
 /* The loop measures the tool against every other object with one distance
  * query (then penetration volume where they overlap): a pair the engine
  * has no distance query for would fault every cycle, so it is refused when
- * the scene is built. 1 (and the message) where the object in slot `obj`
- * and the tool in slot `tool` are such a pair. */
-static int unmeasurable_locked(rt_service *s, int obj, int tool, char *err, size_t errlen)
+ * the scene is built. 1 (and the message) where object `name` (tree type
+ * ta) and the tool in slot `tool` are such a pair. */
+static int unmeasurable_locked(rt_service *s, const char *name, uint32_t ta, int tool, char *err, size_t errlen)
 {
-    const uint32_t ta = s->objects[obj].obj.tree->type, tb = s->objects[tool].obj.tree->type;
-    if (prox_bank_get(s->bank, ta, tb, PROX_QUERY_DISTANCE) || prox_bank_get(s->bank, tb, ta, PROX_QUERY_DISTANCE))
+    const uint32_t tb = s->objects[tool].obj.tree->type;
+    int swapped;
+    if (prox_bank_find(s->bank, ta, tb, PROX_QUERY_DISTANCE, &swapped))
         return 0;
     snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): the engine has no distance query "
              "for that pair%s",
-             s->objects[obj].name, tree_kind(ta), s->objects[tool].name, tree_kind(tb),
+             name, tree_kind(ta), s->objects[tool].name, tree_kind(tb),
              ta == PROX_TREE_MESH || tb == PROX_TREE_MESH ? " (a mesh that is not closed loads as a mesh BVH)" : "");
     return 1;
 }
@@ -1205,19 +1206,19 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         if (slot < 0) {
             snprintf(err, errlen, "scene full (%u objects)", s->cfg.max_objects);
         } else {
-            nrt_object *o = &s->objects[slot];
-            snprintf(o->name, sizeof o->name, "%s", name);
-            o->obj = *obj; /* for the check; the service owns it once added */
             const int tool = s->tool_mirror[0] ? find_locked(s, s->tool_mirror) : -1;
             rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, s->next_gen + 1, 0};
-            if ((tool < 0 || !unmeasurable_locked(s, slot, tool, err, errlen)) && push_cmd_locked(s, &c, err, errlen) == 0) {
+            if ((tool < 0 || !unmeasurable_locked(s, name, obj->tree->type, tool, err, errlen)) &&
+                push_cmd_locked(s, &c, err, errlen) == 0) {
+                nrt_object *o = &s->objects[slot];
+                snprintf(o->name, sizeof o->name, "%s", name);
                 s->next_gen++;
                 o->used = 1;
                 o->gen = c.gen;
+                o->obj = *obj; /* the service owns it now */
                 memset(obj, 0, sizeof *obj);
                 rc = 0;
-            } else
-                memset(o, 0, sizeof *o);
+            }
         }
     }
     pthread_mutex_unlock(&s->ctl_lock);
@@ -1307,7 +1308,7 @@ int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errle
         int refused = 0;
         for (uint32_t i = 0; i < s->cfg.max_objects && !refused; i++)
             if ((int)i != slot && s->objects[i].used && !s->objects[i].removing)
-                refused = unmeasurable_locked(s, (int)i, slot, err, errlen);
+                refused = unmeasurable_locked(s, s->objects[i].name, s->objects[i].obj.tree->type, slot, err, errlen);
         c.slot = (uint32_t)slot;
         if (!refused && (rc = push_cmd_locked(s, &c, err, errlen)) == 0)
             snprintf(s->tool_mirror, sizeof s->tool_mirror, "%s", name);

@@ -337,7 +337,7 @@ typedef struct metric {
 
 static int metrics(const sim_report *r, metric m[SIM_METRICS])
 {
-    const metric all[SIM_METRICS] = {{"cycles", (double)r->cycles},
+    const metric all[] = {{"cycles", (double)r->cycles},
                                      {"sim_s", r->sim_s},
                                      {"wall_s", r->wall_s},
                                      {"speedup", r->speedup},
@@ -368,6 +368,7 @@ static int metrics(const sim_report *r, metric m[SIM_METRICS])
                                      {"tool_max_x", r->tool_max.x},
                                      {"handle_end_x", r->handle_end.x},
                                      {"handle_end_z", r->handle_end.z}};
+    _Static_assert(sizeof all / sizeof all[0] == SIM_METRICS, "SIM_METRICS is the number of metrics listed");
     memcpy(m, all, sizeof all);
     return SIM_METRICS;
 }
