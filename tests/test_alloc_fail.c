@@ -21,7 +21,11 @@
  * failing to learn how many calls it makes (n), then once for each k from 1
  * to n (past K_ALL, at a stride that still visits every call site's
  * neighbourhood, and the last 16). Works in every build: under ASan the
- * wrapped calls reach ASan's allocator. */
+ * wrapped calls reach ASan's allocator.
+ *
+ * Debugging a failure: ALLOC_FAIL_K=k runs only call k of each operation,
+ * and ALLOC_FAIL_TRACE=1 prints the failing call's backtrace (addr2line
+ * names it). */
 #include <arpa/inet.h>
 #include <execinfo.h>
 #include <pthread.h>
@@ -37,6 +41,7 @@
 #include "check.h"
 #include "dev_device.h"
 #include "prox.h"
+#include "check_prox.h"
 #include "rt_osc.h"
 #include "rt_service.h"
 #include "sim.h"
@@ -221,16 +226,9 @@ static long next_k(long k, long n)
     return k + stride < n - 16 ? k + stride : n - 16;
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void exercise(const op *o)
 {
-    const double t0 = wall_s();
+    const double t0 = check_now_s();
     char err[512];
     long n = 0, live0, foreign0, live1, foreign1;
     live_counts(&live0, &foreign0);
@@ -266,7 +264,7 @@ static void exercise(const op *o)
         if (check_current_failed > 10)
             break;
     }
-    fprintf(stderr, "    %s (%.1f s): %ld allocations; %d failed in turn: %d reported, %d still answered right\n", o->name, wall_s() - t0, n, tried,
+    fprintf(stderr, "    %s (%.1f s): %ld allocations; %d failed in turn: %d reported, %d still answered right\n", o->name, check_now_s() - t0, n, tried,
             reported, survived);
     CHECK(reported > 0, "%s: no failed allocation was reported", o->name);
 }
@@ -334,8 +332,7 @@ static char dir[64];
 static char ist_path[96], off_path[96], vox_path[96], xyz_path[96];
 static answers ref_ist, ref_bvh, ref_boxes;
 static prox_boxes_stats ref_boxes_stats;
-static prox_ist *ref_owner;
-static const prox_tree *ref_tree; /* ref_owner's: the other side of every inner sphere tree's query */
+static prox_ist *ref_owner; /* the clean build: its tree is the other side of every inner sphere tree's query */
 static uint32_t ref_spheres;
 
 /* ---- operations ---- */
@@ -377,7 +374,7 @@ static int op_mesh_load(void *ctx, char *err, size_t errlen)
 static int check_ist(prox_ist *t, const char *what, char *err, size_t errlen)
 {
     answers a;
-    int rc = judge(what, query_pair(prox_ist_tree(t), ref_tree, 1, 0, &a), &a, &ref_ist, err, errlen);
+    int rc = judge(what, query_pair(prox_ist_tree(t), prox_ist_tree(ref_owner), 1, 0, &a), &a, &ref_ist, err, errlen);
     prox_ist_stats st;
     prox_ist_get_stats(t, &st);
     if (st.spheres != ref_spheres) {
@@ -693,6 +690,17 @@ static int op_osc(void *ctx, char *err, size_t errlen)
     return rc;
 }
 
+/* the fields of a lockstep run's report that do not depend on real time */
+enum { REPORT_FIELDS = 15 };
+static void report_fields(const sim_report *r, double out[REPORT_FIELDS])
+{
+    const double f[REPORT_FIELDS] = {(double)r->cycles, r->contact_s, r->first_contact_s, r->max_force_n, r->max_force_step_n,
+                                     r->max_torque_nm, r->max_penvol_m3, r->min_distance_m, (double)r->faults,
+                                     (double)r->voxel_drops, (double)r->incomplete, r->work_j, r->tool_min.z, r->tool_max.z,
+                                     r->handle_end.z};
+    memcpy(out, f, sizeof f);
+}
+
 /* a whole simulated run: scene, device, loop, report */
 static int op_sim(void *ctx, char *err, size_t errlen)
 {
@@ -710,13 +718,8 @@ static int op_sim(void *ctx, char *err, size_t errlen)
     if (rc == 1) {
         if (taking_reference)
             ref = r, memcpy(ref_items, items, sizeof items);
-        const double got[] = {(double)r.cycles, r.contact_s, r.first_contact_s, r.max_force_n, r.max_force_step_n, r.max_torque_nm,
-                              r.max_penvol_m3, r.min_distance_m, (double)r.faults, (double)r.voxel_drops, (double)r.incomplete,
-                              r.work_j, r.tool_min.z, r.tool_max.z, r.handle_end.z},
-                     want[] = {(double)ref.cycles, ref.contact_s, ref.first_contact_s, ref.max_force_n, ref.max_force_step_n,
-                               ref.max_torque_nm, ref.max_penvol_m3, ref.min_distance_m, (double)ref.faults,
-                               (double)ref.voxel_drops, (double)ref.incomplete, ref.work_j, ref.tool_min.z, ref.tool_max.z,
-                               ref.handle_end.z};
+        double got[REPORT_FIELDS], want[REPORT_FIELDS];
+        report_fields(&r, got), report_fields(&ref, want);
         if (memcmp(got, want, sizeof got) || memcmp(items, ref_items, sizeof items) || r.cycles < 50 || r.cycles > 51 || r.faults != 0) {
             CHECK(0, "the run: %llu cycles, %llu faults, max force %.17g, min tool z %.17g (reference %llu, %llu, %.17g, %.17g)",
                   (unsigned long long)r.cycles, (unsigned long long)r.faults, r.max_force_n, r.tool_min.z,
@@ -813,12 +816,11 @@ static int setup(void)
         rc = fclose(f) != 0 ? -1 : rc;
     }
     if (rc == 0) {
-        ref_tree = prox_ist_tree(t);
         prox_ist_stats st;
         prox_ist_get_stats(t, &st);
         ref_spheres = st.spheres;
         prox_boxes_get_stats(bx, &ref_boxes_stats);
-        rc = query_pair(ref_tree, ref_tree, 1, 0, &ref_ist) | query_pair(prox_bvh_tree(bvh), prox_bvh_tree(bvh), 0, 0, &ref_bvh) |
+        rc = query_pair(prox_ist_tree(t), prox_ist_tree(t), 1, 0, &ref_ist) | query_pair(prox_bvh_tree(bvh), prox_bvh_tree(bvh), 0, 0, &ref_bvh) |
              query_pair(prox_boxes_tree(bx), prox_boxes_tree(bx), 0, 1, &ref_boxes);
     }
     if (!(rc == 0 && ref_ist.dist > 0 && ref_ist.vol > 0 && ref_bvh.dist > 0 && ref_boxes.dist == 0 && ref_boxes.vol == 1)) {

@@ -891,13 +891,13 @@ static prox_xform near_pose(int i, int near)
     return prox_xform_from_pose(near ? prox_v3(0.04 + 0.001 * (5 - i), 0, 0) : prox_v3(10.0 * i, 0, 0), prox_quat_identity());
 }
 
+/* the budgets the bundle tests set as filler commands stay this high */
+#define BUNDLE_BUDGET_US 900
+
 /* a lockstep-ready service (null device, max_cmds_per_cycle 4, no margin
  * force: the margin measures, its force does not move the tool) with the
  * bundle scene and telemetry to w; NULL (a failed check, the device
  * closed) otherwise */
-/* the budgets the bundle tests set as filler commands stay this high */
-#define BUNDLE_BUDGET_US 900
-
 static rt_service *bundle_service(dev_device **dev, last_tel *w)
 {
     char err[256] = "";

@@ -45,6 +45,17 @@ static void read_text(const char *path, char *buf, size_t size)
 
 /* hapticd with args (NULL-terminated), stdout and stderr to files in dir;
  * its pid */
+/* text written to path; 1, or 0 after a failed check ("write PATH") */
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    CHECK(ok, "write %s", path);
+    return ok;
+}
+
 static pid_t spawn(const char *const *args, const char *tag)
 {
     char out[256], err[256];
@@ -507,12 +518,8 @@ static void test_files_replay(void)
     prox_mesh_free(mt), prox_mesh_free(mb);
     /* the table's top at z = 0; the device 18 cm above it until 0.4 s,
      * then 1 cm into it from 0.7 s */
-    FILE *f = fopen(traj, "w");
-    CHECK(f != NULL, "write %s", traj);
-    if (!f)
+    if (!write_text(traj, "# t tx ty tz qw qx qy qz\n0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n"))
         return;
-    fprintf(f, "# t tx ty tz qw qx qy qz\n0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n");
-    fclose(f);
     enum { MAXROWS = 4000 };
     run_result *r;
     tel_row *rows;
@@ -576,15 +583,9 @@ static void test_open_meshes(void)
         /* 20 cm above the plane, then 1 cm through it from 0.7 s */
         {traj, "0 0 0 0.2 1 0 0 0\n0.4 0 0 0.2 1 0 0 0\n0.7 0 0 -0.01 1 0 0 0\n"},
     };
-    for (int i = 0; i < 3; i++) {
-        FILE *f = fopen(files[i][0], "w");
-        const int ok = f && fputs(files[i][1], f) >= 0;
-        if (f && fclose(f) != 0)
-            CHECK(0, "close %s", files[i][0]);
-        CHECK(ok, "write %s", files[i][0]);
-        if (!ok)
+    for (int i = 0; i < 3; i++)
+        if (!write_text(files[i][0], files[i][1]))
             return;
-    }
     expect_refused((const char *[]){"--demo", "--load", plane_at, QUIET_MACHINE, "--no-osc", "--duration", "0.5", NULL}, 1,
                    "the loop cannot measure 'table' (a mesh BVH) against the tool 'tool' (an inner sphere tree)");
     run_result *r = malloc(sizeof *r);
@@ -621,13 +622,8 @@ static void test_scenario_status(void)
     read_text(json_path, json, sizeof json);
     CHECK(strstr(json, "\"contact_s\"") != NULL, "press.sim's JSON report: %s", json);
     /* the same press, held to a force no contact can keep under */
-    FILE *f = fopen(sim_path, "w");
-    CHECK(f != NULL, "write %s", sim_path);
-    if (f) {
-        fprintf(f, "rate 1000\nduration 0.6\nobject table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\ntool ball\n"
-                   "at 0.0 hand 0 0 0.06\nat 0.4 hand 0 0 -0.01\nexpect faults == 0\nexpect max_force_n <= 0.001\n");
-        fclose(f);
-    }
+    write_text(sim_path, "rate 1000\nduration 0.6\nobject table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\ntool ball\n"
+                         "at 0.0 hand 0 0 0.06\nat 0.4 hand 0 0 -0.01\nexpect faults == 0\nexpect max_force_n <= 0.001\n");
     run((const char *[]){"--scenario", sim_path, "--quiet", NULL}, "strict", 300, r);
     CHECK(r->rc == 3 && strstr(r->err, "1 of the scenario's expectations failed"), "strict.sim: exit %d, stderr: %s", r->rc, r->err);
     free(r);

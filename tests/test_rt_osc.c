@@ -479,13 +479,20 @@ static void test_cli_tools(void)
     expect_fail("/telemetry/unsubscribe", msg("i", dump_port), "not subscribed"); /* (gone: ended above) */
 }
 
+/* the OSC device held at (x, y, z) for ms milliseconds (a pose every 10
+ * ms: the device must not go stale) */
+static void hold_device(double x, double y, double z, int ms)
+{
+    for (int t = 0; t < ms; t += 10) {
+        send_msg("/device/pose", msg("fffffff", x, y, z, 1.0, 0.0, 0.0, 0.0));
+        usleep(10000);
+    }
+}
+
 static void test_telemetry_and_device(void)
 {
     /* the OSC device's pose input moves the tool */
-    for (int i = 0; i < 30; i++) {
-        send_msg("/device/pose", msg("fffffff", 0.01, 0.02, 0.5, 1.0, 0.0, 0.0, 0.0));
-        usleep(10000);
-    }
+    hold_device(0.01, 0.02, 0.5, 300);
     expect_done("/telemetry/subscribe", msg("f", 200.0));
     reply r;
     int64_t last = -1, gaps_ok = 1, got = 0;
@@ -543,16 +550,6 @@ static void test_subscribers_and_refusals(void)
     expect_fail("/device/pose", msg("ffffffs", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, "x"), "type");
 }
 
-/* the OSC device held at (x, y, z) for ms milliseconds (a pose every 10
- * ms: the device must not go stale) */
-static void hold_device(double x, double y, double z, int ms)
-{
-    for (int t = 0; t < ms; t += 10) {
-        send_msg("/device/pose", msg("fffffff", x, y, z, 1.0, 0.0, 0.0, 0.0));
-        usleep(10000);
-    }
-}
-
 /* /voxel/batch of n records (x, y, z, class; at most 16), packed little
  * endian */
 static lo_message batch_msg(const char *map, const uint32_t (*rec)[4], int n)
@@ -560,7 +557,7 @@ static lo_message batch_msg(const char *map, const uint32_t (*rec)[4], int n)
     unsigned char buf[16 * 16];
     CHECK(n >= 1 && n <= 16, "batch_msg: %d records", n);
     n = n < 1 ? 1 : n > 16 ? 16 : n;
-    for (int i = 0; i < n && i < 16; i++)
+    for (int i = 0; i < n; i++)
         for (int k = 0; k < 4; k++)
             for (int b = 0; b < 4; b++)
                 buf[16 * i + 4 * k + b] = (unsigned char)(rec[i][k] >> (8 * b));
