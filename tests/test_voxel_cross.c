@@ -250,6 +250,27 @@ static void expect_load_error(const char *name, const char *text, const char *ne
           err, needle);
 }
 
+/* two maps the same: header and every cell */
+static void expect_same_map(const char *what, const prox_voxmap *a, const prox_voxmap *b)
+{
+    prox_voxmap_def da, db;
+    prox_voxmap_def_get(a, &da);
+    prox_voxmap_def_get(b, &db);
+    CHECK(da.cell == db.cell && da.origin.x == db.origin.x && da.origin.y == db.origin.y && da.origin.z == db.origin.z &&
+              da.dims[0] == db.dims[0] && da.dims[1] == db.dims[1] && da.dims[2] == db.dims[2],
+          "%s: headers differ (cell %.17g %.17g, dims %u %u %u vs %u %u %u)", what, da.cell, db.cell, da.dims[0], da.dims[1],
+          da.dims[2], db.dims[0], db.dims[1], db.dims[2]);
+    int diff = 0;
+    for (uint32_t z = 0; z < da.dims[2] && z < db.dims[2]; z++)
+        for (uint32_t y = 0; y < da.dims[1] && y < db.dims[1]; y++)
+            for (uint32_t x = 0; x < da.dims[0] && x < db.dims[0]; x++)
+                diff += prox_voxmap_get(a, (int32_t)x, (int32_t)y, (int32_t)z) !=
+                        prox_voxmap_get(b, (int32_t)x, (int32_t)y, (int32_t)z);
+    CHECK(diff == 0, "%s: %d cells differ", what, diff);
+    CHECK(prox_voxmap_count(a, PROX_CLASS_ALL) == prox_voxmap_count(b, PROX_CLASS_ALL), "%s: %u vs %u voxels", what,
+          prox_voxmap_count(a, PROX_CLASS_ALL), prox_voxmap_count(b, PROX_CLASS_ALL));
+}
+
 static void test_files(void)
 {
     strcpy(tmpdir, "/tmp/test_voxel_XXXXXX");
@@ -263,18 +284,7 @@ static void test_files(void)
     prox_voxmap *l = NULL;
     CHECK(prox_voxmap_load(path, &l, err, sizeof err) == 0, "%s", err);
     if (l) {
-        prox_voxmap_def a, b;
-        prox_voxmap_def_get(m, &a);
-        prox_voxmap_def_get(l, &b);
-        CHECK(a.cell == b.cell && a.origin.x == b.origin.x && a.origin.z == b.origin.z && a.dims[0] == b.dims[0] &&
-                  a.dims[2] == b.dims[2],
-              "header round trip");
-        int diff = 0;
-        for (int z = 0; z < 5; z++)
-            for (int y = 0; y < 10; y++)
-                for (int x = 0; x < 20; x++)
-                    diff += prox_voxmap_get(m, x, y, z) != prox_voxmap_get(l, x, y, z);
-        CHECK(diff == 0, "%d cells differ after the round trip", diff);
+        expect_same_map("round trip", m, l);
         prox_voxmap_free(l);
     }
     prox_voxmap_free(m);
@@ -693,27 +703,6 @@ static void expect_info_text(char out[][256], int n, const char *what, const cha
     const char *v = info_value(out, n, key);
     CHECK(v && !strncmp(v, want, strlen(want)) && v[strlen(want)] == '\n', "%s: '%s' is '%s', want '%s'", what, key,
           v ? v : "(missing)", want);
-}
-
-/* two maps the same: header and every cell */
-static void expect_same_map(const char *what, const prox_voxmap *a, const prox_voxmap *b)
-{
-    prox_voxmap_def da, db;
-    prox_voxmap_def_get(a, &da);
-    prox_voxmap_def_get(b, &db);
-    CHECK(da.cell == db.cell && da.origin.x == db.origin.x && da.origin.y == db.origin.y && da.origin.z == db.origin.z &&
-              da.dims[0] == db.dims[0] && da.dims[1] == db.dims[1] && da.dims[2] == db.dims[2],
-          "%s: headers differ (cell %.17g %.17g, dims %u %u %u vs %u %u %u)", what, da.cell, db.cell, da.dims[0], da.dims[1],
-          da.dims[2], db.dims[0], db.dims[1], db.dims[2]);
-    int diff = 0;
-    for (uint32_t z = 0; z < da.dims[2] && z < db.dims[2]; z++)
-        for (uint32_t y = 0; y < da.dims[1] && y < db.dims[1]; y++)
-            for (uint32_t x = 0; x < da.dims[0] && x < db.dims[0]; x++)
-                diff += prox_voxmap_get(a, (int32_t)x, (int32_t)y, (int32_t)z) !=
-                        prox_voxmap_get(b, (int32_t)x, (int32_t)y, (int32_t)z);
-    CHECK(diff == 0, "%s: %d cells differ", what, diff);
-    CHECK(prox_voxmap_count(a, PROX_CLASS_ALL) == prox_voxmap_count(b, PROX_CLASS_ALL), "%s: %u vs %u voxels", what,
-          prox_voxmap_count(a, PROX_CLASS_ALL), prox_voxmap_count(b, PROX_CLASS_ALL));
 }
 
 static void test_cli_info_voxels(void)
