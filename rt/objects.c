@@ -30,6 +30,15 @@ void rt_object_from_voxmap(prox_voxmap *m, rt_object *out)
     out->type = PROX_TREE_VOXEL;
 }
 
+/* out owns inner sphere tree t */
+static void object_of_ist(prox_ist *t, rt_object *out)
+{
+    out->tree = prox_ist_tree(t);
+    out->owner = t;
+    out->free_owner = free_ist;
+    out->type = PROX_TREE_IST;
+}
+
 int rt_object_from_mesh(prox_mesh *m, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -42,10 +51,7 @@ int rt_object_from_mesh(prox_mesh *m, uint32_t ist_spheres, rt_object *out, char
         prox_mesh_free(m);
         if (rc != 0)
             return -1;
-        out->tree = prox_ist_tree(t);
-        out->owner = t;
-        out->free_owner = free_ist;
-        out->type = PROX_TREE_IST;
+        object_of_ist(t, out);
         return 0;
     }
     /* open meshes (or on request): a BVH gives distance and contact, no volume */
@@ -82,10 +88,7 @@ int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char 
         prox_ist *t;
         if (prox_ist_load(path, &t, err, errlen) != 0)
             return -1;
-        out->tree = prox_ist_tree(t);
-        out->owner = t;
-        out->free_owner = free_ist;
-        out->type = PROX_TREE_IST;
+        object_of_ist(t, out);
         return 0;
     }
     if (has_ext(path, ".vox")) {

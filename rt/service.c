@@ -183,14 +183,16 @@ rt_config rt_config_default(void)
     return c;
 }
 
-static int gains_ok(const rt_gains *g)
+/* whether the n doubles from v on are all finite and not below 0 */
+static int all_finite_nonneg(const double *v, size_t n)
 {
-    const double *v = &g->stiffness_n_per_m3;
-    for (size_t i = 0; i < sizeof *g / sizeof(double); i++)
+    for (size_t i = 0; i < n; i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return 0;
     return 1;
 }
+
+static int gains_ok(const rt_gains *g) { return all_finite_nonneg(&g->stiffness_n_per_m3, sizeof *g / sizeof(double)); }
 
 /* The coupling and margin gains stay within what the device renders
  * stably (dev_info's max stiffness and damping; 0 there: no bound): a
@@ -208,11 +210,8 @@ static const char *gains_fit(const rt_gains *g, const dev_info *d)
 
 static int limits_ok(const rt_limits *l)
 {
-    const double *v = &l->max_force_n;
-    for (size_t i = 0; i < sizeof *l / sizeof(double); i++)
-        if (!isfinite(v[i]) || v[i] < 0)
-            return 0;
-    return l->watchdog_ms > 0 && l->watchdog_ms <= RT_LIMIT_MAX_MS && l->stale_device_ms > 0 && l->stale_device_ms <= RT_LIMIT_MAX_MS;
+    return all_finite_nonneg(&l->max_force_n, sizeof *l / sizeof(double)) && l->watchdog_ms > 0 && l->watchdog_ms <= RT_LIMIT_MAX_MS &&
+           l->stale_device_ms > 0 && l->stale_device_ms <= RT_LIMIT_MAX_MS;
 }
 
 /* ---- the RT cycle ---- */
