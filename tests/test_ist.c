@@ -1881,18 +1881,13 @@ static void test_tiny_voxel_size(void)
     prox_mesh_free(m);
 }
 
-/* the triangle box tree behind the distance refinement: closest surface
- * point of random points near and far, against all triangles; a bound
- * below the distance finds nothing */
-static void test_closest_point_tree(void)
+/* Every node of t's triangle box tree: its oriented box's axes orthonormal
+ * and every triangle corner below the node within its extents (NaN counts
+ * as outside); 1 when all hold, a failed check naming `what` otherwise. */
+static int check_tritree_obb(const prox_ist *t, const char *what)
 {
-    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
-    prox_ist *t = build(m, 300);
-    /* every node's oriented box: orthonormal axes, every triangle corner
-     * below the node within its extents */
     const ist_tritree *g = &t->tritree;
-    int outside = 0;
-    double worst_ortho = 0;
+    int outside = 0, bad_axes = 0;
     for (uint32_t b = 0; b < g->node_count; b++) {
         uint32_t l = b, r = b;
         while (!(g->nodes[l].a & IST_BOX_LEAF))
@@ -1903,20 +1898,32 @@ static void test_closest_point_tree(void)
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) {
                 double d = (double)o[3 * i] * o[3 * j] + (double)o[3 * i + 1] * o[3 * j + 1] + (double)o[3 * i + 2] * o[3 * j + 2];
-                worst_ortho = fmax(worst_ortho, fabs(d - (i == j)));
+                bad_axes += !(fabs(d - (i == j)) < 1e-6);
             }
         for (uint32_t e = g->nodes[l].a & ~IST_BOX_LEAF; e < (g->nodes[r].a & ~IST_BOX_LEAF) + g->nodes[r].b; e++)
             for (int v = 0; v < 3; v++) {
                 prox_vec3 c = t->verts[t->tris[g->order[e]][v]];
                 for (int i = 0; i < 3; i++) {
                     double d = o[3 * i] * c.x + o[3 * i + 1] * c.y + o[3 * i + 2] * c.z;
-                    outside += d < o[9 + i] || d > o[12 + i];
+                    outside += !(d >= o[9 + i] && d <= o[12 + i]);
                 }
             }
     }
-    CHECK(outside == 0 && worst_ortho < 1e-6, "oriented boxes hold their triangles (%d corners outside, axes off by %.2g)", outside,
-          worst_ortho);
+    CHECK(g->obb && outside == 0 && bad_axes == 0, "%s: oriented boxes hold their triangles (%d corners outside, %d axis products off)",
+          what, outside, bad_axes);
+    return g->obb && outside == 0 && bad_axes == 0;
+}
+
+/* the triangle box tree behind the distance refinement: closest surface
+ * point of random points near and far, against all triangles; a bound
+ * below the distance finds nothing */
+static void test_closest_point_tree(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
+    prox_ist *t = build(m, 300);
+    check_tritree_obb(t, "torus");
     unsigned long long s = 21;
+    int cuts = 0;
     for (int i = 0; i < 400; i++) {
         double r = i < 200 ? 0.5 : 3.0;
         prox_vec3 p = check_rng_v3(&s, -r, r);
@@ -1929,13 +1936,18 @@ static void test_closest_point_tree(void)
         CHECK(tests < m->triangle_count / 4, "pruned: %u of %u triangles tested", tests, m->triangle_count);
         CHECK(ist_tritree_closest(t, p, want * 0.999, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
               "nothing closer than the bound");
-        /* past its deadline the search answers with a real triangle found so far */
-        double late = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 1, NULL);
+        /* past its deadline the search answers with a real triangle found
+         * so far, and says it was cut; one it finished is exact */
+        int cut = 0;
+        double late = ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 1, &cut);
         const prox_vec3 *v = m->vertices;
         const uint32_t *tv = tri < m->triangle_count ? m->triangles[tri] : NULL;
         CHECK(tv && late >= want - 1e-12 && fabs(sqrt(prox_point_triangle_dist2(p, v[tv[0]], v[tv[1]], v[tv[2]], NULL)) - late) <= 1e-12,
               "late answer %g (exact %g) is triangle %u's distance", late, want, tri);
+        CHECK(cut || fabs(late - want) <= 1e-12 * (1 + want), "a late search not cut answers exactly: %.17g vs %.17g", late, want);
+        cuts += cut;
     }
+    CHECK(cuts > 100, "%d of 400 late searches cut", cuts);
     prox_ist_free(t);
     prox_mesh_free(m);
 }
@@ -1967,6 +1979,314 @@ static prox_mesh *make_slivers(void)
     prox_mesh *m = prox_mesh_from_arrays(v, N + 3, (const uint32_t(*)[3])tris, nt);
     CHECK(m && m->closed && m->volume > 0, "the sliver tetrahedron is closed and outward");
     return m;
+}
+
+/* the distance from p to t's surface over every triangle
+ * (prox_point_triangle_dist2, not the tree's own test) */
+static double brute_tri_dist(const prox_ist *t, prox_vec3 p)
+{
+    double best = INFINITY;
+    for (uint32_t i = 0; i < t->tri_count; i++) {
+        const prox_vec3 *v = t->verts;
+        double d2 = prox_point_triangle_dist2(p, v[t->tris[i][0]], v[t->tris[i][1]], v[t->tris[i][2]], NULL);
+        best = d2 < best ? d2 : best;
+    }
+    return sqrt(best);
+}
+
+/* ist_tritree_closest (far: ist_tritree_closest_far) at p against every
+ * triangle: the distance, a witness on the triangle it names, and nothing
+ * found below that distance (nor at it: the bound is exclusive) while just
+ * above it the same triangle is */
+static void check_closest_at(const prox_ist *t, prox_vec3 p, int far, const char *what)
+{
+    double want = brute_tri_dist(t, p);
+    uint32_t tri = 0, tri2 = 0;
+    prox_vec3 q = p, q2;
+    double got = far ? ist_tritree_closest_far(t, p, INFINITY, &tri, &q, NULL, 0, NULL)
+                     : ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 0, NULL);
+    const double tol = 1e-12 * (1 + want);
+    CHECK(fabs(got - want) <= tol, "%s: closest %.17g vs brute force %.17g at (%g, %g, %g)", what, got, want, p.x, p.y, p.z);
+    const prox_vec3 *v = t->verts;
+    CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= tol &&
+              fabs(sqrt(prox_point_triangle_dist2(p, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], NULL)) - got) <= tol,
+          "%s: witness on triangle %u", what, tri);
+    if (!far)
+        return;
+    /* the far search answers exactly: bound = the answer finds nothing,
+     * the next double up finds it; half the answer prunes at the root */
+    CHECK(ist_tritree_closest_far(t, p, got, &tri2, &q2, NULL, 0, NULL) == INFINITY && tri2 == UINT32_MAX, "%s: nothing below %.17g", what,
+          got);
+    CHECK(ist_tritree_closest_far(t, p, 0.5 * got, &tri2, &q2, NULL, 0, NULL) == INFINITY && tri2 == UINT32_MAX,
+          "%s: nothing below half of it", what);
+    CHECK(ist_tritree_closest_far(t, p, nextafter(got, INFINITY), &tri2, &q2, NULL, 0, NULL) == got && tri2 == tri,
+          "%s: the bound just above finds triangle %u (%u)", what, tri, tri2);
+}
+
+/* ist_tritree_reach against every triangle. With tol the float margins
+ * (twice the search's own), the triangles "in" (strictly within radius -
+ * tol of p, reaching past above + tol) and "maybe" (within radius + tol,
+ * past above - tol): every kept one is a maybe, kept once, its distance
+ * within tol; as many as cap allows of the "in" ones are kept, and the
+ * ones left out lie no nearer than those kept; *most bounds every "in"
+ * reach from above and no maybe's by more than tol. Returns 1 when more
+ * were "in" than cap kept (cap > 0). */
+static int check_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 u, double level, double above, uint32_t cap,
+                       const char *what)
+{
+    enum { CAP = 64 };
+    uint32_t tri[CAP];
+    float dist[CAP];
+    double most = NAN;
+    uint32_t n = ist_tritree_reach(t, p, radius, u, level, above, cap, tri, dist, &most, 0, NULL);
+    const double tol = 2 * 4e-6 * ist_coord_scale(&t->tritree, p, fabs(level)) + 1e-9;
+    uint8_t *kept = calloc(t->tri_count, 1);
+    int bad_kept = 0, dup = 0, nearer_left = 0;
+    uint32_t n_in = 0;
+    double far_kept = -INFINITY, in_reach = -INFINITY, maybe_reach = -INFINITY;
+    for (uint32_t k = 0; k < n && k < CAP; k++)
+        far_kept = fmax(far_kept, dist[k]);
+    for (uint32_t k = 0; k < n && k < CAP && kept; k++) {
+        if (tri[k] >= t->tri_count) {
+            bad_kept++;
+            continue;
+        }
+        dup += kept[tri[k]]++ != 0;
+    }
+    for (uint32_t i = 0; i < t->tri_count && kept; i++) {
+        const prox_vec3 *v = t->verts;
+        const prox_vec3 a = v[t->tris[i][0]], b = v[t->tris[i][1]], c = v[t->tris[i][2]];
+        double d = sqrt(prox_point_triangle_dist2(p, a, b, c, NULL));
+        double r = fmax(fmax(prox_v3_dot(u, a), prox_v3_dot(u, b)), prox_v3_dot(u, c)) - level;
+        int in = d < radius - tol && r > above + tol, maybe = d <= radius + tol && r > above - tol;
+        n_in += in;
+        if (in)
+            in_reach = fmax(in_reach, r);
+        if (maybe)
+            maybe_reach = fmax(maybe_reach, r);
+        if (kept[i]) {
+            uint32_t k = 0;
+            while (tri[k] != i)
+                k++;
+            bad_kept += !maybe || !(fabs(dist[k] - d) <= tol);
+        } else if (in && d < far_kept - tol)
+            nearer_left++;
+    }
+    uint32_t want_n = n_in < cap ? n_in : cap;
+    CHECK(kept && n <= cap && n >= want_n && bad_kept == 0 && dup == 0 && nearer_left == 0,
+          "%s: %u kept (cap %u, %u in range): %d not in range or off in distance, %d twice, %d nearer ones left out", what, n, cap, n_in,
+          bad_kept, dup, nearer_left);
+    CHECK(most >= above && most >= in_reach && most <= fmax(above, maybe_reach) + tol, "%s: most %.9g, largest reach %.9g (above %.9g)",
+          what, most, in_reach, above);
+    free(kept);
+    return cap > 0 && n_in > cap;
+}
+
+/* The triangle box tree's range query (the precise distance's search,
+ * ist_tritree_reach): the triangles near a point that reach past a plane,
+ * against every triangle, with caps below and above what is in range (a
+ * full list keeps the nearest: the scalar and the four-lane search for
+ * its farthest); inputs it cannot rank answer nothing; past its deadline
+ * it stops, says so and keeps only triangles in range. */
+static void test_tritree_reach(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
+    prox_ist *t = build(m, 300);
+    static const uint32_t caps[] = {0, 1, 3, 7, 8, 13, 40};
+    int full_small = 0, full_wide = 0;
+    unsigned long long s = 31;
+    for (int i = 0; i < 280; i++) {
+        prox_vec3 p = check_rng_v3(&s, -0.45, 0.45);
+        double radius = check_rng_uniform(&s, 0.05, 0.35);
+        prox_vec3 u = prox_v3_normalize(check_rng_v3(&s, -1, 1));
+        double level = prox_v3_dot(u, p) + check_rng_uniform(&s, -0.1, 0.1), above = check_rng_uniform(&s, -0.05, 0.1);
+        uint32_t cap = caps[i % 7];
+        char what[64];
+        snprintf(what, sizeof what, "query %d", i);
+        int full = check_reach(t, p, radius, u, level, above, cap, what);
+        full_small += full && cap < 8, full_wide += full && cap >= 8;
+    }
+    CHECK(full_small > 20 && full_wide > 20, "full lists: %d with caps below 8, %d from 8 on", full_small, full_wide);
+    /* nothing to rank: no radius, coordinates beyond floats */
+    uint32_t tri[8];
+    float dist[8];
+    const prox_vec3 u = prox_v3(0, 0, 1), o = prox_v3(0.4, 0, 0); /* a corner of the torus */
+    const struct {
+        prox_vec3 p;
+        double radius, level, above;
+    } none[] = {{o, 0, 0, -1}, {o, NAN, 0, -1}, {o, 1e31, 0, -1}, {prox_v3(1e31, 0, 0), 1, 0, -1}, {o, 1, 1e31, -1}, {o, 1, 0, -1e31}};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        double most = 0;
+        CHECK(ist_tritree_reach(t, none[i].p, none[i].radius, u, none[i].level, none[i].above, 8, tri, dist, &most, 0, NULL) == 0 &&
+                  most == none[i].above,
+              "case %zu: nothing kept, most %g is `above`", i, most);
+    }
+    /* past the deadline: cut, with triangles in range only */
+    int cut = 0;
+    double most;
+    uint32_t n = ist_tritree_reach(t, o, 1.0, u, -1.0, 0.0, 8, tri, dist, &most, 1, &cut);
+    int in_range = n <= 8;
+    for (uint32_t k = 0; k < n && k < 8; k++)
+        in_range &= tri[k] < t->tri_count;
+    CHECK(cut == 1 && in_range, "a late range query stops (cut %d) with %u real triangles", cut, n);
+    prox_ist_free(t);
+    prox_mesh_free(m);
+}
+
+/* A prox_ist holding only triangles and their box tree (what the
+ * closest-point and range queries read: vertices, triangles, flat marks
+ * as ist_derive sets them, the tree), for triangle sets no closed mesh
+ * has. Free with soup_free. */
+static int soup_init(prox_ist *t, prox_vec3 *v, uint32_t nv, uint32_t (*tris)[3], uint32_t nt)
+{
+    memset(t, 0, sizeof *t);
+    t->verts = v, t->vert_count = nv, t->tris = tris, t->tri_count = nt;
+    t->tri_flat = calloc(IST_TRI_FLAT_BYTES(nt), 1);
+    for (uint32_t i = 0; i < nt && t->tri_flat; i++)
+        t->tri_flat[i >> 3] |= (uint8_t)(point_triangle_flat(v[tris[i][0]], v[tris[i][1]], v[tris[i][2]]) << (i & 7));
+    int ok = t->tri_flat && ist_tritree_build(t) == 0 && ist_tritree_widen(&t->tritree) == 0;
+    CHECK(ok, "the box tree of %u triangles", nt);
+    return ok;
+}
+
+static void soup_free(prox_ist *t)
+{
+    ist_tritree_free(&t->tritree);
+    free(t->tri_flat);
+}
+
+/* 1 when t's tree orders every triangle once */
+static int order_is_permutation(const prox_ist *t)
+{
+    uint8_t *seen = calloc(t->tri_count ? t->tri_count : 1, 1);
+    int ok = seen != NULL;
+    for (uint32_t i = 0; i < t->tri_count && ok; i++)
+        ok = t->tritree.order[i] < t->tri_count && !seen[t->tritree.order[i]]++;
+    free(seen);
+    return ok;
+}
+
+/* Box trees of unusual triangle sets, against every triangle: a
+ * tetrahedron (a tree of one leaf, one wide node); triangles sharing one
+ * centroid (no split separates them: the median split); a leaf of a
+ * triangle and its reverse (normals cancel, the longest edge along the
+ * fallback axis: the leaf's box axes from a coordinate axis); no
+ * triangles (every query answers nothing). */
+static void test_tritree_small_and_degenerate(void)
+{
+    unsigned long long s = 77;
+    /* the tetrahedron, through the real build */
+    const prox_vec3 tv[4] = {prox_v3(0, 0, 0), prox_v3(1, 0, 0), prox_v3(0, 1, 0), prox_v3(0, 0, 1)};
+    const uint32_t tt[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+    prox_mesh *m = prox_mesh_from_arrays(tv, 4, tt, 4);
+    prox_ist *t = m ? build(m, 20) : NULL;
+    CHECK(t && t->tritree.node_count == 1 && t->tritree.wide_count == 1 && t->tritree.wleaf_count == 1,
+          "a tetrahedron's box tree: one leaf, one wide node");
+    if (t) {
+        check_tritree_obb(t, "tetrahedron");
+        for (int i = 0; i < 100; i++)
+            check_closest_at(t, check_rng_v3(&s, -1, 2), i & 1, "tetrahedron");
+        for (int i = 0; i < 40; i++) {
+            prox_vec3 p = check_rng_v3(&s, -0.5, 1.5), u = prox_v3_normalize(check_rng_v3(&s, -1, 1));
+            check_reach(t, p, 1.5, u, prox_v3_dot(u, p) - 0.5, check_rng_uniform(&s, -0.5, 0.5), (uint32_t)(i % 4), "tetrahedron reach");
+        }
+    }
+    prox_ist_free(t);
+    prox_mesh_free(m);
+    /* 24 triangles whose corners sum to the same point exactly (dyadic
+     * coordinates: the same centroid in doubles and floats), among 40
+     * random ones */
+    enum { NSHARED = 24, NRANDOM = 40, NT = NSHARED + NRANDOM };
+    prox_vec3 v[3 * NT];
+    uint32_t tris[NT][3];
+    const prox_vec3 c0 = prox_v3(0.25, -0.5, 0.125);
+    for (uint32_t i = 0; i < NT; i++) {
+        prox_vec3 a, b, c;
+        if (i < NSHARED) {
+            a = prox_v3((double)((int)(check_rng_next(&s) % 65) - 32) / 64, (double)((int)(check_rng_next(&s) % 65) - 32) / 64,
+                        (double)((int)(check_rng_next(&s) % 65) - 32) / 64);
+            b = prox_v3((double)((int)(check_rng_next(&s) % 65) - 32) / 64, (double)((int)(check_rng_next(&s) % 65) - 32) / 64,
+                        (double)((int)(check_rng_next(&s) % 65) - 32) / 64);
+            c = prox_v3_add(c0, prox_v3_scale(prox_v3_add(a, b), -1));
+            a = prox_v3_add(c0, a), b = prox_v3_add(c0, b);
+        } else {
+            a = check_rng_v3(&s, -1, 1);
+            b = prox_v3_add(a, check_rng_v3(&s, -0.2, 0.2)), c = prox_v3_add(a, check_rng_v3(&s, -0.2, 0.2));
+        }
+        v[3 * i] = a, v[3 * i + 1] = b, v[3 * i + 2] = c;
+        tris[i][0] = 3 * i, tris[i][1] = 3 * i + 1, tris[i][2] = 3 * i + 2;
+    }
+    prox_ist soup;
+    if (soup_init(&soup, v, 3 * NT, tris, NT)) {
+        CHECK(order_is_permutation(&soup), "shared centroids: every triangle in the tree once");
+        check_tritree_obb(&soup, "shared centroids");
+        for (int i = 0; i < 200; i++)
+            check_closest_at(&soup, i < 100 ? prox_v3_add(c0, check_rng_v3(&s, -0.6, 0.6)) : check_rng_v3(&s, -1.5, 1.5), i & 1,
+                             "shared centroids");
+    }
+    soup_free(&soup);
+    /* a triangle and its reverse, longest edge along x: their normals
+     * cancel, so the leaf's first axis is x, the edge's direction */
+    prox_vec3 w[3] = {prox_v3(0, 0, 0), prox_v3(2, 0, 0), prox_v3(0.5, 0.5, 0)};
+    uint32_t pair[2][3] = {{0, 1, 2}, {0, 2, 1}};
+    if (soup_init(&soup, w, 3, pair, 2)) {
+        CHECK(soup.tritree.node_count == 1 && soup.tritree.wide_count == 1, "two triangles: one leaf, one wide node");
+        check_tritree_obb(&soup, "a triangle and its reverse");
+        for (int i = 0; i < 100; i++)
+            check_closest_at(&soup, check_rng_v3(&s, -1, 3), i & 1, "a triangle and its reverse");
+    }
+    soup_free(&soup);
+    /* no triangles */
+    if (soup_init(&soup, w, 3, pair, 0)) {
+        uint32_t tri = 0;
+        prox_vec3 q;
+        double most = 0;
+        CHECK(soup.tritree.node_count == 0 && !soup.tritree.wide && ist_tritree_obb(&soup.tritree) == 0 && !soup.tritree.obb,
+              "no triangles: no tree");
+        CHECK(ist_tritree_closest(&soup, prox_v3(0, 0, 0), INFINITY, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
+              "no triangles: no closest one");
+        tri = 0;
+        CHECK(ist_tritree_closest_far(&soup, prox_v3(0, 0, 0), INFINITY, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
+              "no triangles: none far either");
+        CHECK(ist_tritree_reach(&soup, prox_v3(0, 0, 0), 1, prox_v3(0, 0, 1), 0, -1, 4, &tri, NULL, &most, 0, NULL) == 0 && most == -1,
+              "no triangles: none in range");
+    }
+    soup_free(&soup);
+}
+
+/* Far from the mesh (ist_far.c, in doubles): the exact closest triangle
+ * at 10, 1e3 and 1e6 against every triangle, the bound exclusive and
+ * exact; a point on the torus's axis, equally far from a whole ring of
+ * triangles, past its deadline still answers with a real triangle's exact
+ * distance and says it was cut; beyond floats, nothing. Near the mesh the
+ * far search agrees with the float one. */
+static void test_tritree_far(void)
+{
+    prox_mesh *m = prox_mesh_make_torus(0.3, 0.1, 48, 24);
+    prox_ist *t = build(m, 300);
+    unsigned long long s = 43;
+    const double K[4] = {0.5, 10, 1e3, 1e6};
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 25; i++) {
+            prox_vec3 dir = prox_v3_normalize(check_rng_v3(&s, -1, 1));
+            char what[48];
+            snprintf(what, sizeof what, "at %g", K[k]);
+            check_closest_at(t, prox_v3_add(prox_v3_scale(dir, K[k]), check_rng_v3(&s, -0.5, 0.5)), 1, what);
+        }
+    const prox_vec3 axis = prox_v3(0, 0, 1e4);
+    const double want = brute_tri_dist(t, axis);
+    uint32_t tri = UINT32_MAX;
+    prox_vec3 q;
+    int cut = 0;
+    double late = ist_tritree_closest_far(t, axis, INFINITY, &tri, &q, NULL, 1, &cut);
+    const prox_vec3 *v = t->verts;
+    CHECK(cut == 1 && tri < t->tri_count && late >= want &&
+              late == sqrt(prox_point_triangle_dist2(axis, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], NULL)),
+          "late: cut %d, triangle %u at %.17g (exact %.17g)", cut, tri, late, want);
+    CHECK(ist_tritree_closest_far(t, prox_v3(0, 0, 1e31), INFINITY, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
+          "beyond floats: nothing");
+    prox_ist_free(t);
+    prox_mesh_free(m);
 }
 
 /* one tree of the sliver mesh for both checks: outer balls, closest point */
@@ -2236,6 +2556,9 @@ int main(int argc, char **argv)
     RUN_TEST(test_tiny_voxel_size);
     RUN_TEST(test_closest_point_tree);
     RUN_TEST(test_slivers);
+    RUN_TEST(test_tritree_reach);
+    RUN_TEST(test_tritree_small_and_degenerate);
+    RUN_TEST(test_tritree_far);
     RUN_TEST(test_distance_vs_mesh);
     RUN_TEST(test_distance_small_meshes);
     RUN_TEST(test_distance_many_places);
