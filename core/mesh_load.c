@@ -49,7 +49,6 @@ enum { MESH_HEAD_MAX = 64 * 1024 };
 typedef struct mesh_header {
     const char *format;            /* "OFF" or "PLY"; NULL for any other file (not checked) */
     int text;                      /* one element a line: OFF and ASCII PLY */
-    int faces_counted;             /* assimp's face count must match (not for PLY triangle strips) */
     unsigned long long vertices;   /* declared */
     unsigned long long faces;      /* declared */
     unsigned long long lines;      /* text: the body lines the declared elements take */
@@ -174,7 +173,6 @@ static int off_header(const char *t, size_t n, mesh_header *h, const char *path,
     const char *q = read_count(skip_space(p, end), end, &edges); /* assimp reads and ignores it */
     h->format = "OFF";
     h->text = 1;
-    h->faces_counted = 1;
     h->lines = sat_add(h->vertices, h->faces);
     h->body = (size_t)((q ? q : p) - t);
     h->min_bytes = text_min_bytes(h->body, h->lines);
@@ -204,7 +202,6 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
     int format = 0;                        /* 1 ascii, 2 binary */
     int in_vertex = 0, in_face = 0, have_element = 0, element_lines = 0, lineno = 1;
     unsigned long long count = 0, elements = 0, binary_bytes = 0;
-    h->faces_counted = 1;
     while (line && line + 1 < end) {
         const char *s = line + 1, *e = memchr(s, '\n', (size_t)(end - s));
         if (!e)
@@ -242,8 +239,16 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
                 h->vertices = count;
             if (in_face)
                 h->faces = count;
-            if (token_is(tok[1], len[1], "tristrips"))
-                h->faces_counted = 0; /* assimp makes faces of the strips */
+            if (token_is(tok[1], len[1], "tristrips")) {
+                /* assimp 5.2's PLY reader keeps one triangle of each strip
+                 * (a strip of two triangles, or of three joined by -1
+                 * restarts, loaded as one): a wrong mesh, not an error */
+                snprintf(err, errlen,
+                         "%s: PLY triangle strips (element tristrips, line %d) are not supported: assimp reads one "
+                         "triangle of each strip; save the mesh with a face list",
+                         path, lineno);
+                return -1;
+            }
             have_element = 1;
             element_lines = 0;
         } else if (token_is(tok[0], len[0], "property") && nt >= 3 && have_element) {
@@ -539,7 +544,7 @@ int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen)
             nv += sc->mMeshes[i]->mNumVertices;
             nf += sc->mMeshes[i]->mNumFaces;
         }
-        if (nv != hdr.vertices || (hdr.faces_counted && nf != hdr.faces)) {
+        if (nv != hdr.vertices || nf != hdr.faces) {
             aiReleaseImport(sc);
             snprintf(err, errlen,
                      "%s: the %s header declares %llu vertices and %llu faces but assimp read %llu and %llu: the file "

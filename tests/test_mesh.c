@@ -248,15 +248,16 @@ static void put_f32(FILE *f, float x)
 }
 
 /* A binary little-endian PLY of the unit cube whose header declares nv
- * vertices and nf faces (the file holds 8 and 12); face 12 gets `last` as
- * its third index and `corners` as its corner count, and `pad` zero bytes
- * follow (so that a short face passes the size check). */
-static void write_cube_ply_bin(const char *path, unsigned nv, unsigned nf, uint32_t last, unsigned corners, int pad)
+ * vertices and nf faces (the file holds 8 and 12), its face list property
+ * named `list`; face 12 gets `last` as its third index and `corners` as its
+ * corner count, and `pad` zero bytes follow (so that a short face passes
+ * the size check). */
+static void write_cube_ply_bin(const char *path, const char *list, unsigned nv, unsigned nf, uint32_t last, unsigned corners, int pad)
 {
     FILE *f = fopen(path, "wb");
     fprintf(f, "ply\nformat binary_little_endian 1.0\nelement vertex %u\nproperty float x\nproperty float y\n"
-               "property float z\nelement face %u\nproperty list uchar int vertex_indices\nend_header\n",
-            nv, nf);
+               "property float z\nelement face %u\nproperty list uchar int %s\nend_header\n",
+            nv, nf, list);
     for (int i = 0; i < 8; i++)
         for (int k = 0; k < 3; k++)
             put_f32(f, (float)cube_v[i][k]);
@@ -315,13 +316,13 @@ static void test_load_malformed(void)
         {"propfirst.ply", "unreadable PLY header (line 3)"},   /* a property before any element */
     };
     snprintf(path, sizeof path, "%s/oob.ply", dir);
-    write_cube_ply_bin(path, 8, 12, 1000000, 3, 0);
+    write_cube_ply_bin(path, "vertex_indices", 8, 12, 1000000, 3, 0);
     snprintf(path, sizeof path, "%s/zero.ply", dir);
-    write_cube_ply_bin(path, 8, 12, 7, 0, 12);
+    write_cube_ply_bin(path, "vertex_indices", 8, 12, 7, 0, 12);
     snprintf(path, sizeof path, "%s/short_bin.ply", dir);
-    write_cube_ply_bin(path, 8, 13, 7, 3, 0);
+    write_cube_ply_bin(path, "vertex_indices", 8, 13, 7, 3, 0);
     snprintf(path, sizeof path, "%s/short_verts.ply", dir);
-    write_cube_ply_bin(path, 9, 12, 7, 3, 0);
+    write_cube_ply_bin(path, "vertex_indices", 9, 12, 7, 3, 0);
     snprintf(path, sizeof path, "%s/short.off", dir);
     write_cube_off(path, 8, 20, 0);
     snprintf(path, sizeof path, "%s/short_verts.off", dir);
@@ -448,6 +449,112 @@ static void test_load_malformed(void)
                   "%s: %u triangles, %u vertices, closed %d", good[i], m->triangle_count, m->vertex_count, m->closed);
             CHECK_NEAR(m->volume, 1.0, 1e-12, good[i]);
         }
+        prox_mesh_free(m);
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
+/* An ASCII file of the unit cube: `head` first, then each vertex and face
+ * line as "%s<line>%s" with `lead` and `tail` (OFF's faces and PLY's alike:
+ * "3 a b c") */
+static void write_cube_text(const char *path, const char *head, const char *lead, const char *tail)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "write %s", path);
+    if (!f)
+        return;
+    fputs(head, f);
+    for (int i = 0; i < 8; i++)
+        fprintf(f, "%s%d %d %d%s", lead, cube_v[i][0], cube_v[i][1], cube_v[i][2], tail);
+    for (int i = 0; i < 12; i++)
+        fprintf(f, "%s3 %u %u %u%s", lead, cube_t[i][0], cube_t[i][1], cube_t[i][2], tail);
+    fclose(f);
+}
+
+/* OFF and PLY headers as people write them, which the header checks must
+ * read as assimp does (the unit cube back: 12 triangles, closed, volume
+ * 1): an OFF not named .off, found by its keyword after comment lines,
+ * indented, comments after the numbers and on lines of their own; an ASCII PLY with CR LF line
+ * ends; one with blanks after its header words; a binary PLY whose face
+ * list is named vertex_index; an OBJ whose lines and points are dropped.
+ * And headers that must be refused with the line or the reason named:
+ * PLY triangle strips (assimp 5.2 keeps one triangle of each strip: the
+ * tetrahedron below, one strip of four, loaded as one triangle), no format
+ * line, a count that is not a number, an unknown list type, a keyword run
+ * into a count, a dimension that is not a number, a binary vertex_index
+ * list one face short (counted at 3 corners a face, as vertex_indices),
+ * and an OBJ of lines only. */
+static void test_load_header_variants(void)
+{
+    char dir[] = "/tmp/hapticd-mesh-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/cube.dat", dir);
+    write_cube_text(path, "# made by hand\n\t# for prox\n  OFF\n 8 12 0\n", "   ", "   # a line\n \t # and one of its own\n");
+    snprintf(path, sizeof path, "%s/crlf.ply", dir);
+    write_cube_text(path,
+                    "ply\r\nformat ascii 1.0\r\nelement vertex 8\r\nproperty float x\r\nproperty float y\r\nproperty float z\r\n"
+                    "element face 12\r\nproperty list uchar int vertex_indices\r\nend_header\r\n",
+                    "", "\r\n");
+    snprintf(path, sizeof path, "%s/blanks.ply", dir);
+    write_cube_text(path,
+                    "ply \nformat ascii 1.0  \nelement vertex 8\t\nproperty float x \nproperty float y\nproperty float z\n"
+                    "element face 12 \nproperty list uchar int vertex_indices   \nend_header\n",
+                    "", "\n");
+    snprintf(path, sizeof path, "%s/index.ply", dir);
+    write_cube_ply_bin(path, "vertex_index", 8, 12, 7, 3, 0);
+    const char *good[] = {"cube.dat", "crlf.ply", "blanks.ply", "index.ply"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, good[i]);
+        prox_mesh *m = NULL;
+        err[0] = 0;
+        int rc = prox_mesh_load(path, &m, err, sizeof err);
+        CHECK(rc == 0 && m && m->triangle_count == 12 && m->vertex_count == 8 && m->closed && m->oriented && fabs(m->volume - 1) < 1e-12,
+              "%s: the unit cube (%u triangles, volume %g): %s", good[i], m ? m->triangle_count : 0, m ? m->volume : 0, err);
+        prox_mesh_free(m);
+    }
+    snprintf(path, sizeof path, "%s/mixed.obj", dir);
+    write_file(path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nl 1 2\nl 2 3 4\np 3\n");
+    prox_mesh *m = NULL;
+    int rc = prox_mesh_load(path, &m, err, sizeof err);
+    CHECK(rc == 0 && m && m->triangle_count == 4 && m->closed && fabs(m->volume - 1.0 / 6) < 1e-12,
+          "mixed.obj: the tetrahedron's 4 triangles without its lines and points (%u): %s", m ? m->triangle_count : 0, rc ? err : "");
+    prox_mesh_free(m);
+
+    struct {
+        const char *name, *text, *want;
+    } bad[] = {
+        {"strips.ply",
+         "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\nelement tristrips 1\n"
+         "property list int int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n6 0 2 1 3 0 2\n",
+         "strips.ply: PLY triangle strips (element tristrips, line 7) are not supported: assimp reads one triangle of each strip; "
+         "save the mesh with a face list"},
+        {"noformat.ply",
+         "ply\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n1 0 0\n0 1 0\n",
+         "noformat.ply: unreadable PLY header (line 6)"},
+        {"count.ply", "ply\nformat ascii 1.0\nelement vertex 8x\nproperty float x\nend_header\n0\n", "count.ply: unreadable PLY header (line 3)"},
+        {"listtype.ply",
+         "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\n"
+         "property list uchar int24 vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n",
+         "listtype.ply: unreadable PLY header (line 8)"},
+        {"offx.off", "OFF3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "offx.off: unreadable OFF header (want [OFF] then vertex, face and edge counts)"},
+        {"nodim.off", "nOFF\nthree\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "nodim.off: unreadable OFF header"},
+        {"short_index.ply", NULL, "(3 corners a face)"},
+        {"lines.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2\nl 2 3\n", "lines.obj: the mesh has no triangles"},
+    };
+    snprintf(path, sizeof path, "%s/short_index.ply", dir);
+    write_cube_ply_bin(path, "vertex_index", 8, 13, 7, 3, 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i].name);
+        if (bad[i].text)
+            write_file(path, bad[i].text);
+        m = NULL;
+        err[0] = 0;
+        rc = prox_mesh_load(path, &m, err, sizeof err);
+        CHECK(rc == -1 && m == NULL, "%s refused (%u triangles)", bad[i].name, m ? m->triangle_count : 0);
+        CHECK(strstr(err, bad[i].name) && strstr(err, bad[i].want) && !strchr(err, '\n'), "message for %s: %s", bad[i].name, err);
         prox_mesh_free(m);
     }
     char cmd[300];
@@ -593,6 +700,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_contains);
     RUN_TEST(test_load_formats);
     RUN_TEST(test_load_malformed);
+    RUN_TEST(test_load_header_variants);
     RUN_TEST(test_write_off);
     RUN_TEST(test_load_small_scale);
     return check_summary(argv[0]);
