@@ -195,6 +195,80 @@ static void test_files(void)
     prox_voxmap_free(m);
 }
 
+/* A cloud in a format only assimp reads (OBJ vertices, no faces): 300
+ * points on a 1/64 grid (exact in the floats assimp reads, and in its
+ * decimal parsing) become the map a brute force over the points gives:
+ * origin their minimum, dims their extent in cells plus one, one cell per
+ * distinct floor((p - origin) / cell), of the class asked for, and no
+ * other. A file assimp cannot read is refused naming it. */
+static void test_cloud_through_assimp(void)
+{
+    char dir[] = "/tmp/hapticd-vox-XXXXXX", path[256], err[512];
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    enum { N = 300 };
+    prox_vec3 p[N];
+    unsigned long long s = 9;
+    snprintf(path, sizeof path, "%s/cloud.obj", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "write %s", path);
+    if (!f)
+        return;
+    fputs("# a cloud\n", f);
+    for (int i = 0; i < N; i++) {
+        double c[3];
+        for (int k = 0; k < 3; k++)
+            c[k] = (double)((int)(check_rng_next(&s) % 66) - 20) / 64;
+        p[i] = prox_v3(c[0], c[1], c[2]);
+        fprintf(f, "v %.6f %.6f %.6f\n", c[0], c[1], c[2]);
+    }
+    fclose(f);
+    const double cell = 0.1;
+    prox_vec3 lo = p[0], hi = p[0];
+    for (int i = 1; i < N; i++)
+        lo = prox_v3_min(lo, p[i]), hi = prox_v3_max(hi, p[i]);
+    prox_voxmap *m = NULL;
+    CHECK(prox_voxmap_from_cloud(path, cell, PROX_VOXEL_UNKNOWN, &m, err, sizeof err) == 0 && m, "OBJ cloud: %s", err);
+    if (m) {
+        prox_voxmap_def d;
+        prox_voxmap_def_get(m, &d);
+        CHECK(d.cell == cell && d.origin.x == lo.x && d.origin.y == lo.y && d.origin.z == lo.z &&
+                  d.dims[0] == (uint32_t)floor((hi.x - lo.x) / cell) + 1 && d.dims[1] == (uint32_t)floor((hi.y - lo.y) / cell) + 1 &&
+                  d.dims[2] == (uint32_t)floor((hi.z - lo.z) / cell) + 1,
+              "grid: origin (%g, %g, %g), dims %u %u %u", d.origin.x, d.origin.y, d.origin.z, d.dims[0], d.dims[1], d.dims[2]);
+        /* the distinct cells of the points, each of the class asked for */
+        uint32_t distinct = 0;
+        int wrong = 0;
+        for (int i = 0; i < N; i++) {
+            int32_t c[3] = {(int32_t)floor((p[i].x - lo.x) / cell), (int32_t)floor((p[i].y - lo.y) / cell),
+                            (int32_t)floor((p[i].z - lo.z) / cell)};
+            int first = 1;
+            for (int j = 0; j < i && first; j++)
+                first = !((int32_t)floor((p[j].x - lo.x) / cell) == c[0] && (int32_t)floor((p[j].y - lo.y) / cell) == c[1] &&
+                          (int32_t)floor((p[j].z - lo.z) / cell) == c[2]);
+            distinct += (uint32_t)first;
+            wrong += prox_voxmap_get(m, c[0], c[1], c[2]) != PROX_VOXEL_UNKNOWN;
+        }
+        CHECK(wrong == 0 && distinct > 100 && prox_voxmap_count(m, PROX_CLASS_ALL) == distinct &&
+                  prox_voxmap_count(m, 1u << PROX_VOXEL_UNKNOWN) == distinct,
+              "%u distinct cells: the map holds %u (%u unknown), %d points' cells not unknown", distinct, prox_voxmap_count(m, PROX_CLASS_ALL),
+              prox_voxmap_count(m, 1u << PROX_VOXEL_UNKNOWN), wrong);
+        prox_voxmap_free(m);
+    }
+    snprintf(path, sizeof path, "%s/garbage.stl", dir);
+    f = fopen(path, "wb");
+    if (f) {
+        fputs("\x01\x02garbage\xff\xfe not a mesh at all", f);
+        fclose(f);
+    }
+    m = NULL;
+    CHECK(prox_voxmap_from_cloud(path, cell, PROX_VOXEL_OBSTACLE, &m, err, sizeof err) == -1 && !m && strstr(err, path) &&
+              strstr(err, ": not a readable point cloud (") && !strchr(err, '\n'),
+          "an unreadable cloud: %s", err);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
 /* brute force: every voxel against every sphere / triangle */
 static void test_cross_type_brute(void)
 {
@@ -379,6 +453,7 @@ int main(int argc, char **argv)
     engine = prox_engine_create(NULL, bank);
     RUN_TEST(test_update_invariants);
     RUN_TEST(test_files);
+    RUN_TEST(test_cloud_through_assimp);
     RUN_TEST(test_cross_type_brute);
     RUN_TEST(test_bank_switch);
     prox_engine_destroy(engine);
