@@ -7,6 +7,7 @@
 
 #include "bvh_internal.h"
 #include "check.h"
+#include "ist_internal.h"
 #include "prox.h"
 #include "prox_bvh.h"
 #include "prox_voxel.h"
@@ -1131,6 +1132,245 @@ static void test_cli(void)
     prox_mesh_free(B);
 }
 
+/* the number after `key` in the first of out's n lines that starts with
+ * it (prox build's report), NaN if none does */
+static double report_value(char out[][256], int n, const char *key)
+{
+    size_t k = strlen(key);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(out[i], key, k))
+            return atof(out[i] + k);
+    return NAN;
+}
+
+/* The prox tool's own arguments: the command table (usage, --help, an
+ * unknown command), the query commands' options without a value, a poses
+ * file it cannot open or read, more poses than its first allocation, poses
+ * from stdin, and prox build's grid options, --normalize and the thin-part
+ * warning. Exit 2 for arguments, 1 for files, one line saying why. */
+static void test_cli_args(void)
+{
+    char dir[] = "/tmp/prox-cli-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    char pa[300], pp[300], ist[300], cmd[4096], out[320][256], first[256], err[256];
+    int n;
+    snprintf(pa, sizeof pa, "%s/box.obj", dir);
+    snprintf(pp, sizeof pp, "%s/poses.txt", dir);
+    snprintf(ist, sizeof ist, "%s/out.ist", dir);
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    check_write_obj(pa, box);
+
+    /* the command table: no command is a usage error on stderr, --help and
+     * -h the same text on stdout, an unknown command named */
+    snprintf(cmd, sizeof cmd, "%s", prox_bin);
+    CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0, "prox alone: exit 2, nothing on stdout (%d lines)", n);
+    CHECK(!strcmp(first, "usage: prox COMMAND ARGS...\n") && strstr(err, ".vox voxel maps."), "prox alone: usage on stderr: '%s' ... '%s'",
+          first, err);
+    static const char *const listed[] = {"  info MESH ",
+                                         "  distance A B POSES [--coherent]",
+                                         "  collide A B POSES [--normalize] [--boxes]",
+                                         "  penvol A B POSES [--budget-us N]",
+                                         "  build MESH -o OUT.ist [--spheres N] [--voxels N]",
+                                         "  voxels CLOUD.(ply|xyz) -o MAP.vox --cell S"};
+    const char *help[2] = {"--help", "-h"};
+    for (int h = 0; h < 2; h++) {
+        snprintf(cmd, sizeof cmd, "%s %s", prox_bin, help[h]);
+        CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && err[0] == 0 && n > 0 && !strcmp(out[0], "usage: prox COMMAND ARGS...\n"),
+              "prox %s: exit 0, the usage on stdout, nothing on stderr ('%s')", help[h], err);
+        for (size_t k = 0; k < sizeof listed / sizeof listed[0]; k++) {
+            int found = 0;
+            for (int i = 0; i < n; i++)
+                found += !strncmp(out[i], listed[k], strlen(listed[k]));
+            CHECK(found == 1, "prox %s lists '%s' once (%d)", help[h], listed[k], found);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "%s frob %s", prox_bin, pa);
+    CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 &&
+              !strcmp(first, "prox: unknown command 'frob' (prox --help lists them)\n"),
+          "unknown command: '%s'", first);
+
+    /* an option that takes a value, given last without one; '--' alone */
+    {
+        FILE *f = fopen(pp, "w");
+        if (f)
+            fputs("2 0 0 1 0 0 0\n", f), fclose(f);
+        static const char *const novalue[][3] = {{"distance", "--times", "prox distance: --times needs a file name\n"},
+                                                 {"collide", "--order", "prox collide: --order needs auto, best or depth\n"},
+                                                 {"penvol", "--budget-us", "prox penvol: --budget-us needs a value\n"},
+                                                 {"distance", "--max-distance", "prox distance: --max-distance needs a value\n"},
+                                                 {"collide", "--", "prox collide: unknown option '--'\n"}};
+        for (size_t k = 0; k < sizeof novalue / sizeof novalue[0]; k++) {
+            snprintf(cmd, sizeof cmd, "%s %s %s %s %s %s", prox_bin, novalue[k][0], pa, pa, pp, novalue[k][1]);
+            char want_usage[64];
+            snprintf(want_usage, sizeof want_usage, "usage: prox %s A B POSES ", novalue[k][0]);
+            CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 && !strcmp(first, novalue[k][2]) &&
+                      !strncmp(err, want_usage, strlen(want_usage)),
+                  "prox %s ... %s: exit 2, '%s' then '%s'", novalue[k][0], novalue[k][1], first, err);
+        }
+    }
+    /* files it cannot have: exit 1, the path named with the system's reason */
+    {
+        char want[400];
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s/nope.txt", prox_bin, pa, pa, dir);
+        snprintf(want, sizeof want, "prox: %s/nope.txt: No such file or directory\n", dir);
+        CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strcmp(first, want), "a missing poses file: '%s'", first);
+        /* A missing (B present): nothing answered */
+        snprintf(cmd, sizeof cmd, "%s collide %s/nope.obj %s %s", prox_bin, dir, pa, pp);
+        snprintf(want, sizeof want, "%s/nope.obj", dir);
+        CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strncmp(first, "prox: ", 6) && strstr(first, want),
+              "a missing A: '%s'", first);
+        /* a pose line longer than the reader's 4094 characters, line 2 */
+        FILE *f = fopen(pp, "w");
+        if (f) {
+            fputs("2 0 0 1 0 0 0\n2", f);
+            for (int i = 0; i < 2100; i++)
+                fputs(" 0", f);
+            fputc('\n', f);
+            fclose(f);
+        }
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pa, pp);
+        snprintf(want, sizeof want, "prox: %s:2: line longer than 4094 characters\n", pp);
+        CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strcmp(first, want), "a long pose line: '%s'", first);
+    }
+    /* 300 poses, more than the reader's first 256: every answer, in the
+     * file's order. Two unit cubes, B moved along x by 1.5 + i/1000 and
+     * not rotated: their distance is exactly that less 1 */
+    {
+        enum { NP = 300 };
+        FILE *f = fopen(pp, "w");
+        for (int i = 0; f && i < NP; i++)
+            fprintf(f, "%.17g 0 0 1 0 0 0\n", 1.5 + i / 1000.0);
+        if (f)
+            fclose(f);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pa, pp);
+        CHECK(check_run_cmd(cmd, out, 320, &n, err) == 0 && n == NP && !strncmp(err, "queries=300 ", 12), "300 poses: %d answers, '%s'", n,
+              err);
+        int bad = 0;
+        for (int i = 0; i < n && i < NP; i++) {
+            const double want = 1.5 + i / 1000.0 - 1.0, v = atof(out[i]);
+            if (!(fabs(v - want) <= 1e-12)) {
+                if (!bad)
+                    CHECK(0, "pose %d: distance '%s', want %.17g", i, out[i], want);
+                bad++;
+            }
+        }
+        CHECK(bad == 0, "300 poses: %d answers wrong", bad);
+        /* the same file on stdin ('-'): the same lines */
+        char out2[320][256];
+        int n2;
+        snprintf(cmd, sizeof cmd, "%s distance %s %s - < %s", prox_bin, pa, pa, pp);
+        CHECK(check_run_cmd(cmd, out2, 320, &n2, err) == 0 && n2 == n, "poses on stdin: %d answers for %d", n2, n);
+        for (int i = 0; i < n && i < n2; i++)
+            if (strcmp(out[i], out2[i])) {
+                CHECK(0, "poses on stdin, line %d: '%s', from the file '%s'", i, out2[i], out[i]);
+                break;
+            }
+    }
+
+    /* prox build: no -o is a usage error and writes nothing */
+    snprintf(cmd, sizeof cmd, "%s build %s", prox_bin, pa);
+    CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 &&
+              !strncmp(first, "usage: prox build MESH -o OUT.ist", strlen("usage: prox build MESH -o OUT.ist")),
+          "prox build without -o: '%s'", first);
+    /* --voxels N: about N voxels in the bounding box (a unit cube here), so
+     * a voxel size near N^(-1/3); the default, 200000 at 300 spheres */
+    {
+        const long vox[2] = {20000, 0};
+        for (int k = 0; k < 2; k++) {
+            char opt[64] = "";
+            if (vox[k])
+                snprintf(opt, sizeof opt, "--voxels %ld", vox[k]);
+            snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 %s", prox_bin, pa, ist, opt);
+            CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0, "prox build %s: %s", opt, err);
+            const double vs = report_value(out, n, "voxel_size: "), want = cbrt(1.0 / (vox[k] ? (double)vox[k] : 200000.0));
+            CHECK(fabs(vs - want) <= 0.05 * want, "prox build %s: voxel size %.6g, want about %.6g", opt, vs, want);
+        }
+    }
+    /* --min-radius R (voxel sizes): no inner sphere smaller, where the
+     * default 0.5 has some (thin-part spheres off: they are not packed) */
+    {
+        const char *radius[2] = {"2", "0.5"};
+        double smallest[2] = {NAN, NAN};
+        for (int k = 0; k < 2; k++) {
+            snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 --thin-gap -1 --min-radius %s", prox_bin, pa, ist, radius[k]);
+            CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0, "prox build --min-radius %s: %s", radius[k], err);
+            prox_ist *t = NULL;
+            char lerr[256];
+            CHECK(prox_ist_load(ist, &t, lerr, sizeof lerr) == 0, "load %s: %s", ist, lerr);
+            if (!t)
+                continue;
+            double rmin = INFINITY;
+            for (uint32_t i = 0; i < t->sphere_count; i++)
+                rmin = t->spheres[i].r < rmin ? t->spheres[i].r : rmin;
+            smallest[k] = rmin / t->voxel_size;
+            prox_ist_free(t);
+        }
+        CHECK(smallest[0] >= 2 * (1 - 1e-6), "--min-radius 2: the smallest sphere %.4g voxel sizes", smallest[0]);
+        CHECK(smallest[1] >= 0.5 * (1 - 1e-6) && smallest[1] < 2, "--min-radius 0.5: the smallest sphere %.4g voxel sizes", smallest[1]);
+    }
+    /* --normalize: the mesh scaled to a unit bounding-box diagonal, so the
+     * cube of side 1 (diagonal sqrt 3) has volume 3^(-3/2) */
+    snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 --normalize", prox_bin, pa, ist);
+    CHECK(check_run_cmd(cmd, out, 64, &n, err) == 0 && n > 0, "prox build --normalize: %s", err);
+    {
+        double vol = NAN;
+        CHECK(n > 0 && sscanf(out[0], "mesh: %*s (12 triangles, volume %lf)", &vol) == 1 && fabs(vol - pow(3, -1.5)) <= 1e-5,
+              "--normalize: '%s', want volume %.6g", n > 0 ? out[0] : "", pow(3, -1.5));
+        snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300", prox_bin, pa, ist);
+        check_run_cmd(cmd, out, 64, &n, err);
+        CHECK(n > 0 && sscanf(out[0], "mesh: %*s (12 triangles, volume %lf)", &vol) == 1 && fabs(vol - 1) <= 1e-9,
+              "without --normalize: '%s', want volume 1", n > 0 ? out[0] : "");
+    }
+    /* the thin-part warning: the cube and, 1 to 2 beyond it along x, a
+     * plate 0.01 thick, too thin for a voxel centre inside. With the
+     * thin-part pass off (--thin-gap -1) the plate has no sphere: its far
+     * edge lies at least 2 from every sphere (all inside the cube), and
+     * prox build warns (above 8 voxel sizes); with the pass on (the
+     * default, and --thin-gap 4) the plate gets spheres and no warning */
+    {
+        prox_vec3 v[16];
+        uint32_t tri[24][3];
+        for (uint32_t i = 0; i < 8; i++) {
+            v[i] = box->vertices[i];
+            v[8 + i] = prox_v3(box->vertices[i].x + 2, box->vertices[i].y, box->vertices[i].z * 0.01);
+        }
+        for (uint32_t t = 0; t < 12; t++)
+            for (int k = 0; k < 3; k++)
+                tri[t][k] = box->triangles[t][k], tri[12 + t][k] = box->triangles[t][k] + 8;
+        prox_mesh *two = prox_mesh_from_arrays(v, 16, (const uint32_t (*)[3])tri, 24);
+        char p2[300];
+        snprintf(p2, sizeof p2, "%s/two.obj", dir);
+        CHECK(two && two->closed && two->triangle_count == 24, "the cube and the plate: one closed mesh");
+        if (two)
+            check_write_obj(p2, two);
+        prox_mesh_free(two);
+        const char *gap[3] = {"--thin-gap -1", "", "--thin-gap 4"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 %s", prox_bin, p2, ist, gap[k]);
+            int rc = check_run_cmd2(cmd, out, 64, &n, first, err);
+            const double vs = report_value(out, n, "voxel_size: "), sg = report_value(out, n, "surface_gap: ");
+            unsigned spheres = 0, thin = 1;
+            for (int i = 0; i < n; i++)
+                sscanf(out[i], "spheres: %u (%u of them in thin parts)", &spheres, &thin);
+            if (k == 0) {
+                char want[160];
+                snprintf(want, sizeof want, "prox build: warning: parts of the surface lie up to %.1f voxel sizes from every inner sphere",
+                         sg / vs);
+                CHECK(rc == 0 && thin == 0 && sg >= 2 && sg <= 2.2 && !strncmp(first, want, strlen(want)) && strstr(first, "--thin-gap -1"),
+                      "--thin-gap -1: exit %d, %u thin spheres, surface gap %g (voxel %g), stderr '%s'", rc, thin, sg, vs, first);
+            } else
+                CHECK(rc == 0 && thin > 0 && sg / vs < 8 && first[0] == 0, "'%s': exit %d, %u thin spheres, gap %.3g voxel sizes, stderr '%s'",
+                      gap[k], rc, thin, sg / vs, first);
+        }
+        remove(p2);
+    }
+    prox_mesh_free(box);
+    remove(pa), remove(pp), remove(ist), rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1156,6 +1396,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_bank_replace);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_cli);
+    RUN_TEST(test_cli_args);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
     return check_summary(argv[0]);
