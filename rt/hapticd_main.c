@@ -1,6 +1,8 @@
 /* hapticd_main.c - the hapticd executable: options, scene, status lines. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,12 +127,13 @@ static void osc_pose_to_device(void *user, const prox_xform *pose, uint32_t butt
     dev_osc_set_pose(user, pose, buttons);
 }
 
-static void write_stats_json(const char *path, const rt_status *st)
+/* 0, or -1 (said on stderr) when the file cannot be written */
+static int write_stats_json(const char *path, const rt_status *st)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "hapticd: %s: %s\n", path, strerror(errno));
-        return;
+        return -1;
     }
     fprintf(f,
             "{\n  \"cycles\": %llu,\n  \"overruns\": %llu,\n  \"rate_hz\": %.3f,\n  \"realtime\": %d,\n  \"memlocked\": %d,\n"
@@ -150,7 +153,11 @@ static void write_stats_json(const char *path, const rt_status *st)
     for (int c = RT_FAULT_NONE + 1; c < RT_FAULT_CAUSE_COUNT; c++)
         fprintf(f, "%s\"%s\": %llu", c > RT_FAULT_NONE + 1 ? ", " : "", rt_fault_name(c), (unsigned long long)st->faults_by_cause[c]);
     fprintf(f, "}\n}\n");
-    fclose(f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "hapticd: %s: cannot write the stats\n", path);
+        return -1;
+    }
+    return 0;
 }
 
 /* " (unmeasurable_pair 1500, device_stale 2)": the causes of the faults
@@ -273,6 +280,17 @@ int main(int argc, char **argv)
                 c != O_RECDIR) {
                 if (numeric_bad) {
                     fprintf(stderr, "hapticd: --%s needs a number, got '%s'\n", opts[c - O_DEMO].name, optarg);
+                    return 2;
+                }
+                /* the options kept as an int: a port in its range, and no
+                 * value an int cannot hold (converting one is undefined) */
+                if ((c == O_OSCP || c == O_ODP) && !(v >= (c == O_OSCP ? 0 : 1) && v <= 65535 && v == floor(v))) {
+                    fprintf(stderr, "hapticd: --%s is a port number from %d to 65535, got '%s'\n", opts[c - O_DEMO].name,
+                            c == O_OSCP ? 0 : 1, optarg);
+                    return 2;
+                }
+                if ((c == O_CPU || c == O_PRIO) && !(v >= INT_MIN && v <= INT_MAX)) {
+                    fprintf(stderr, "hapticd: --%s is out of range, got '%s'\n", opts[c - O_DEMO].name, optarg);
                     return 2;
                 }
                 if (c == O_RATE) cfg.rate_hz = v;
@@ -466,8 +484,8 @@ int main(int argc, char **argv)
                 st.latency_p99_us, st.latency_max_us, st.query_p99_us, st.budget_us, st.budget_overshoot_max_us,
                 (unsigned long long)st.cmd_drops, (unsigned long long)st.voxel_drops, (unsigned long long)st.telemetry_drops,
                 (unsigned long long)st.faults, causes);
-        if (stats_json)
-            write_stats_json(stats_json, &st);
+        if (stats_json && write_stats_json(stats_json, &st))
+            status = 1;
     }
     rt_osc_destroy(osc);
     rt_service_destroy(svc);

@@ -1,12 +1,14 @@
 /* test_rt_main.c - the hapticd executable as its users run it: its options
  * and their refusals, the demo scene on the simulated device (make run's
- * command, shortened), Ctrl-C, OSC control of the running service, meshes
- * loaded from files under a replayed device, and a scenario's exit status.
+ * command, shortened), Ctrl-C, OSC control of the running service, another
+ * program as the device (--driver osc), meshes loaded from files under a
+ * replayed device, and a scenario's exit status.
  * The other tests drive the service through its C interface; this one runs
  * the program of the same build ($HAPTICD_BIN: the sanitized one under
  * ASan+UBSan, whose leak check then covers the program's exits, and under
  * TSan). Every run is bounded: a program that does not end is killed and
  * fails its test. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lo/lo.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,6 +231,24 @@ static void test_help_and_refusals(void)
     expect_refused((const char *[]){"--demo", "--pose", "ball=1,2", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 2,
                    "--pose wants NAME=tx,ty,tz,qw,qx,qy,qz, got 'ball=1,2'");
     expect_refused((const char *[]){"--demo", "--bogus", NULL}, 2, "-h, --help");
+    /* every numeric option names itself when its value is not a number */
+    static const char *const numeric[] = {"rate",     "budget-us", "cpu",      "priority",        "duration",       "stiffness",
+                                          "max-force", "max-torque", "osc-port", "osc-device-port", "cpu-latency-us", "voxel-budget-us"};
+    for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
+        char opt[32], want[64];
+        snprintf(opt, sizeof opt, "--%s", numeric[i]);
+        snprintf(want, sizeof want, "hapticd: --%s needs a number, got 'x'\n", numeric[i]);
+        expect_refused((const char *[]){"--demo", opt, "x", NULL}, 2, want);
+    }
+    /* ports in their range, and no value an int cannot hold */
+    expect_refused((const char *[]){"--demo", "--osc-port", "70000", NULL}, 2, "--osc-port is a port number from 0 to 65535, got '70000'");
+    expect_refused((const char *[]){"--demo", "--osc-port", "1e10", NULL}, 2, "--osc-port is a port number from 0 to 65535, got '1e10'");
+    expect_refused((const char *[]){"--demo", "--osc-port", "-1", NULL}, 2, "--osc-port is a port number from 0 to 65535, got '-1'");
+    expect_refused((const char *[]){"--demo", "--osc-port", "5000.5", NULL}, 2, "--osc-port is a port number from 0 to 65535, got '5000.5'");
+    expect_refused((const char *[]){"--demo", "--driver", "osc", "--osc-device-port", "0", NULL}, 2,
+                   "--osc-device-port is a port number from 1 to 65535, got '0'");
+    expect_refused((const char *[]){"--demo", "--cpu", "1e10", NULL}, 2, "--cpu is out of range, got '1e10'");
+    expect_refused((const char *[]){"--demo", "--priority", "-3e9", NULL}, 2, "--priority is out of range, got '-3e9'");
     /* what cannot be had: 1, with its name */
     expect_refused((const char *[]){"--demo", "--driver", "nope", NULL}, 1, "unknown driver 'nope' (sim, null, osc, replay:FILE)");
     expect_refused((const char *[]){"--demo", "--driver", traj_at, NULL}, 1, missing_traj);
@@ -236,6 +257,36 @@ static void test_help_and_refusals(void)
     expect_refused((const char *[]){"--demo", "--pose", "nosuch=0,0,0,1,0,0,0", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 1,
                    "nosuch");
     expect_refused((const char *[]){"--scenario", missing_sim, NULL}, 1, missing_sim);
+    /* what the running service cannot have, found after the scene is
+     * built (a small box, quick to build): exit 1 and the reason, nothing
+     * on stdout */
+    char box[300], box_at[320], missing_dir[300], missing_file[300];
+    snprintf(box, sizeof box, "%s/small_box.off", dir);
+    snprintf(box_at, sizeof box_at, "box=%s", box);
+    snprintf(missing_dir, sizeof missing_dir, "%s/no/such/folder", dir);
+    snprintf(missing_file, sizeof missing_file, "%s/no/such/folder/x", dir);
+    prox_mesh *mb = prox_mesh_make_box(prox_v3(0.02, 0.02, 0.02));
+    check_write_off(box, mb);
+    prox_mesh_free(mb);
+    char want[400];
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--osc-addr", "localhost", "--osc-port", "0", "--duration", "0.1", NULL},
+                   1, "hapticd: osc: 'localhost' is not an IPv4 address\n");
+    snprintf(want, sizeof want, "hapticd: record folder %s: No such file or directory\n", missing_dir);
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--osc-port", "0", "--record-dir", missing_dir, "--duration", "0.1", NULL},
+                   1, want);
+    snprintf(want, sizeof want, "hapticd: record folder %s: not a folder\n", box);
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--osc-port", "0", "--record-dir", box, "--duration", "0.1", NULL}, 1,
+                   want);
+    snprintf(want, sizeof want, "hapticd: %s: No such file or directory\n", missing_file);
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--record", missing_file, "--duration", "0.1", NULL}, 1,
+                   want);
+    /* a stats file it cannot write: the run ends, says why, exit 1 (as
+     * the scenario's --report-json does) */
+    snprintf(want, sizeof want, "hapticd: %s: No such file or directory\n", missing_file);
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json", missing_file, "--duration", "0.1",
+                                    NULL},
+                   1, want);
+    remove(box);
 }
 
 /* make run's command, 1.5 s: the demo scene on the simulated device */
@@ -499,6 +550,123 @@ static void test_osc_control(void)
     free(rows);
 }
 
+/* the /device/force datagrams waiting on fd (the OSC device's output:
+ * `/device/force ,ffffff` and six big-endian floats), read by hand: how
+ * many, the newest force in last[6], the largest upward force and the
+ * largest force and torque lengths (kept across calls, in up and big[2]) */
+static int drain_forces(int fd, double last[6], double *up, double big[2])
+{
+    unsigned char buf[256];
+    int got = 0;
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+        if (n == 48 && !memcmp(buf, "/device/force\0\0\0,ffffff\0", 24)) {
+            for (int i = 0; i < 6; i++) {
+                const unsigned char *p = buf + 24 + 4 * i;
+                uint32_t u = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+                float v;
+                memcpy(&v, &u, sizeof v);
+                last[i] = v;
+            }
+            *up = last[2] > *up ? last[2] : *up;
+            big[0] = len3(last) > big[0] ? len3(last) : big[0];
+            big[1] = len3(last + 3) > big[1] ? len3(last + 3) : big[1];
+            got++;
+        }
+    return got;
+}
+
+/* --driver osc: another program is the device. Its poses come in as OSC
+ * /device/pose on hapticd's port, the forces go out as /device/force to
+ * --osc-device-port. The ball held above the table gets no force, held
+ * 1 cm into it is pushed up; when the poses stop, the device is stale:
+ * the output goes to zero and the faults say device_stale. */
+static void test_osc_device(void)
+{
+    char table[300], ball[300], table_at[320], ball_at[320], json_path[300], err_path[300], buf[16384], json[4096];
+    snprintf(table, sizeof table, "%s/dev_table.off", dir);
+    snprintf(ball, sizeof ball, "%s/dev_ball.off", dir);
+    snprintf(table_at, sizeof table_at, "table=%s", table);
+    snprintf(ball_at, sizeof ball_at, "ball=%s", ball);
+    snprintf(json_path, sizeof json_path, "%s/dev.json", dir);
+    snprintf(err_path, sizeof err_path, "%s/dev.err", dir);
+    prox_mesh *mt = prox_mesh_make_box(prox_v3(0.2, 0.2, 0.02)), *mb = prox_mesh_make_sphere(0.02, 2);
+    check_write_off(table, mt);
+    check_write_off(ball, mb);
+    prox_mesh_free(mt), prox_mesh_free(mb);
+    /* where the forces come: a socket of ours on a free port */
+    int ffd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in me;
+    memset(&me, 0, sizeof me);
+    me.sin_family = AF_INET;
+    me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof me;
+    CHECK(ffd >= 0 && bind(ffd, (struct sockaddr *)&me, sizeof me) == 0 && getsockname(ffd, (struct sockaddr *)&me, &sl) == 0,
+          "a socket for the forces: %s", strerror(errno));
+    char fport[16];
+    snprintf(fport, sizeof fport, "%d", ntohs(me.sin_port));
+    pid_t pid = spawn((const char *[]){"--load", table_at, "--load", ball_at, "--tool", "ball", "--pose", "table=0,0,-0.02,1,0,0,0",
+                                       "--ist-spheres", "300", "--driver", "osc", "--osc-device-port", fport, "--osc-port", "0", "--quiet",
+                                       QUIET_MACHINE, "--stats-json", json_path, NULL},
+                      "dev");
+    const char *said = wait_for_text(err_path, "OSC 127.0.0.1:", buf, sizeof buf, 60);
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%d", said ? atoi(said + strlen("OSC 127.0.0.1:")) : 0);
+    lo_address a = said ? lo_address_new("127.0.0.1", port_s) : NULL;
+    CHECK(a != NULL, "the port hapticd took: %s", buf);
+    /* per phase: datagrams, the newest force, the largest upward force,
+     * the largest force and torque */
+    double last[3][6] = {{0}}, up[3] = {0, 0, 0}, big[3][2] = {{0, 0}, {0, 0}, {0, 0}}, skip[6], skip_up = 0, skip_big[2] = {0, 0};
+    int got[3] = {0, 0, 0};
+    if (a) {
+        /* 18 cm above the table for 0.4 s, then 1 cm into it for 0.8 s
+         * (with buttons: the optional eighth argument), a pose every 5 ms;
+         * the forces of each phase's last 0.3 s kept (the loop ramps the
+         * output up over 0.5 s after a fault: the device is stale until
+         * its first pose, and a pose late under a loaded machine's
+         * sanitizers faults a cycle) */
+        for (int t = 0; t < 1200; t += 5) {
+            if (t < 400)
+                lo_send(a, "/device/pose", "fffffff", 0.0f, 0.0f, 0.2f, 1.0f, 0.0f, 0.0f, 0.0f);
+            else
+                lo_send(a, "/device/pose", "ffffffff", 0.0f, 0.0f, -0.01f, 1.0f, 0.0f, 0.0f, 0.0f, 5.0f);
+            usleep(5000);
+            const int k = t >= 100 && t < 400 ? 0 : t >= 900 ? 1 : -1;
+            if (k >= 0)
+                got[k] += drain_forces(ffd, last[k], &up[k], big[k]);
+            else
+                drain_forces(ffd, skip, &skip_up, skip_big);
+        }
+        /* no more poses: stale (20 ms by default) */
+        usleep(300000);
+        drain_forces(ffd, skip, &skip_up, skip_big);
+        usleep(200000);
+        got[2] = drain_forces(ffd, last[2], &up[2], big[2]);
+    }
+    if (a)
+        lo_address_free(a);
+    if (pid > 0)
+        kill(pid, SIGINT);
+    int rc = wait_exit(pid, 60);
+    close(ffd);
+    read_text(err_path, buf, sizeof buf);
+    CHECK(rc == 0, "--driver osc: exit %d, stderr: %s", rc, buf);
+    CHECK(got[0] > 100 && big[0][0] == 0 && big[0][1] == 0, "above the table: %d force datagrams in 0.3 s, the largest force %g N, torque %g N m",
+          got[0], big[0][0], big[0][1]);
+    /* (pushed up within about 25 degrees, as test_files_replay says why;
+     * floats: the 8 N limit to within their rounding) */
+    CHECK(got[1] > 100 && up[1] > 0.5 && big[1][0] <= 8 * (1 + 1e-6) && last[1][2] >= 0.9 * len3(last[1]),
+          "1 cm into the table: %d force datagrams in 0.3 s, up to %g N up and %g N in all, the last (%g, %g, %g) N", got[1], up[1],
+          big[1][0], last[1][0], last[1][1], last[1][2]);
+    CHECK(got[2] > 100 && big[2][0] == 0 && big[2][1] == 0, "no poses: %d datagrams in 0.2 s, the largest force %g N, torque %g N m", got[2],
+          big[2][0], big[2][1]);
+    fprintf(stderr, "    --driver osc: force up to %.3g N above the table, %.3g N up in it (the last (%.3g, %.3g, %.3g) N), %.3g N stale\n",
+            big[0][0], up[1], last[1][0], last[1][1], last[1][2], big[2][0]);
+    read_text(json_path, json, sizeof json);
+    CHECK(json_number(json, "faults_by_cause.device_stale") > 0 && json_number(json, "faults_by_cause.unmeasurable_pair") == 0,
+          "the stale device's faults counted by cause: %s", json);
+}
+
 /* meshes from files, a replayed device: free above the table, pushed back
  * up once the trajectory goes into it */
 static void test_files_replay(void)
@@ -642,6 +810,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_realtime_defaults);
     RUN_TEST(test_interrupt);
     RUN_TEST(test_osc_control);
+    RUN_TEST(test_osc_device);
     RUN_TEST(test_files_replay);
     RUN_TEST(test_open_meshes);
     RUN_TEST(test_scenario_status);
