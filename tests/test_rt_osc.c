@@ -1,8 +1,9 @@
 /* test_rt_osc.c - hapticd's OSC control end to end on a free loopback port:
  * an in-process client (liblo for encoding and parsing, our own socket),
  * liblo's command line tools (oscsend, oscdump), malformed messages, the
- * OSC device's pose in / force out, telemetry subscription. Also runs
- * under TSan. */
+ * OSC device's pose in / force out, telemetry subscription, and a second
+ * server polled by the test's own thread (its refusals and counters). Also
+ * runs under TSan. */
 #include <arpa/inet.h>
 #include <lo/lo.h>
 #include <lo/lo_lowlevel.h>
@@ -550,6 +551,221 @@ static void test_subscribers_and_refusals(void)
     expect_fail("/device/pose", msg("ffffffs", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, "x"), "type");
 }
 
+/* Refusals of each command's argument types and counts that no test
+ * above reached (a string where a number goes, a number where a string
+ * or a blob goes, arguments too many or too few, numbers that are not
+ * finite): each gets its /fail naming the argument, and changes nothing. */
+static void test_argument_refusals(void)
+{
+    const double objects = status_value("objects"), budget = status_value("budget_us");
+    expect_fail("/version", msg("i", 1), "expected 0 arguments, got 1");
+    expect_fail("/status", msg("s", "all"), "expected 0 arguments, got 1");
+    expect_fail("/record/stop", msg("i", 1), "expected 0 arguments, got 1");
+    expect_fail("/gains", msg("ffffff", 1e6, 0.004, 300.0, 1.0, 700.0, 3.0), "expected 7 arguments, got 6");
+    expect_fail("/limits", msg("ffffffff", 5.0, 0.3, 0.4, 0.2, 50.0, 20.0, 1.0, 1.0), "expected 6 arguments, got 8");
+    expect_fail("/remove", msg("i", 3), "argument 1 has type 'i', expected a string");
+    expect_fail("/tool", msg("f", 1.0), "argument 1 has type 'f', expected a string");
+    expect_fail("/record/start", msg("h", 7LL), "argument 1 has type 'h', expected a string");
+    expect_fail("/voxel/batch", msg("ss", "map", "cells"), "argument 2 has type 's', expected a blob");
+    expect_fail("/limits", msg("sfffff", "max", 0.3, 0.4, 0.2, 50.0, 20.0), "argument 1 has type 's', expected a number");
+    expect_fail("/forces", msg("s", "on"), "argument 1 has type 's', expected a number");
+    expect_fail("/telemetry/subscribe", msg("s", "fast"), "argument 1 has type 's', expected a number");
+    expect_fail("/gains", msg("fffffff", 1e6, 0.004, 300.0, INFINITY, 700.0, 3.0, 1.0), "argument 4 is not a finite number");
+    /* /load's optional pose, its numbers checked (the first and the last) */
+    expect_fail("/load", msg("ssfffffff", "x", box_path, NAN, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), "argument 3 is not a finite number");
+    expect_fail("/load", msg("ssffffffdi", "x", box_path, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, -INFINITY, 100), "argument 9 is not a finite number");
+    expect_fail("/device/pose", msg("fffffff", 0.0, NAN, 0.5, 1.0, 0.0, 0.0, 0.0), "argument 2 is not a finite number");
+    /* a well-formed /tool naming no object */
+    expect_fail("/tool", msg("s", "nosuch"), "no object named 'nosuch'");
+    CHECK(status_value("objects") == objects && status_value("budget_us") == budget, "nothing changed: %g objects (%g before), budget %g (%g)",
+          status_value("objects"), objects, status_value("budget_us"), budget);
+}
+
+/* a bundle of one bundle, depth times over, around the message m at path:
+ * its size in buf (room for size + 20 * depth bytes), the message freed */
+static size_t nested_bundle(unsigned char *buf, size_t room, int depth, const char *path, lo_message m)
+{
+    size_t size = room - (size_t)(20 * depth);
+    lo_message_serialise(m, path, buf + 20 * depth, &size);
+    lo_message_free(m);
+    for (int d = depth - 1; d >= 0; d--) {
+        unsigned char *p = buf + 20 * d;
+        memcpy(p, "#bundle", 8);
+        uint32_t be[3] = {htonl(0), htonl(1), htonl((uint32_t)size)};
+        memcpy(p + 8, be, 12);
+        size += 20;
+    }
+    return size;
+}
+
+/* Bundles nested 8 deep run (liblo walks them); 9 deep are refused whole
+ * before liblo sees them. A bundle cut short (an element longer than the
+ * datagram, a header shorter than a time tag) is malformed: /fail, and
+ * nothing runs. */
+static void test_bundle_limits(void)
+{
+    static unsigned char buf[1024];
+    reply r;
+    expect_done("/budget", msg("f", 170.0));
+    size_t n = nested_bundle(buf, sizeof buf, 8, "/budget", msg("f", 175.0));
+    send_raw(buf, n);
+    CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/budget"), "8 deep: /done /budget");
+    CHECK(status_value("budget_us") == 175, "8 deep: budget 175 (%g)", status_value("budget_us"));
+    n = nested_bundle(buf, sizeof buf, 9, "/budget", msg("f", 165.0));
+    send_raw(buf, n);
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "#bundle") && !strcmp(r.s1, "bundles nested more than 8 deep"),
+          "9 deep: /fail '%s' '%s'", r.s0, r.s1);
+    /* an element that says it is longer than what follows */
+    n = nested_bundle(buf, sizeof buf, 1, "/budget", msg("f", 160.0));
+    const uint32_t too_long = htonl((uint32_t)(n - 20 + 4));
+    memcpy(buf + 16, &too_long, 4);
+    send_raw(buf, n);
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "#bundle") && !strcmp(r.s1, "malformed OSC bundle"),
+          "an element past the end: /fail '%s' '%s'", r.s0, r.s1);
+    send_raw("#bundle\0\0\0\0\0", 12);
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "#bundle") && !strcmp(r.s1, "malformed OSC bundle"),
+          "a 12-byte bundle: /fail '%s' '%s'", r.s0, r.s1);
+    CHECK(count_replies("/done", 300) == 0, "the refused bundles ran nothing");
+    CHECK(status_value("budget_us") == 175, "the refused bundles changed nothing: budget %g", status_value("budget_us"));
+}
+
+/* /device/pose as the OSC device's input hands it on */
+typedef struct pose_seen {
+    int calls;
+    prox_xform pose;
+    uint32_t buttons;
+} pose_seen;
+
+static void pose_keep(void *user, const prox_xform *pose, uint32_t buttons)
+{
+    pose_seen *p = user;
+    p->calls++;
+    p->pose = *pose;
+    p->buttons = buttons;
+}
+
+/* send m to the polled server at port and handle it there (the test's
+ * thread); 1 when it was handled */
+static int send_polled(rt_osc *o, const char *path, lo_message m)
+{
+    const int saved = server_port;
+    server_port = rt_osc_port(o);
+    send_msg(path, m);
+    server_port = saved;
+    return rt_osc_poll(o, 2000);
+}
+
+/* A second OSC server, on a service that never starts and polled by the
+ * test's own thread: what it refuses to be created on, /device/pose without
+ * and with a pose input (the buttons, at their upper bound and one past
+ * it), and its counters against the datagrams sent. The OSC device's own
+ * refusals of a force destination. */
+static void test_polled_server(void)
+{
+    char err[256] = "";
+    dev_device *nul = dev_null_open(err, sizeof err);
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    rt_service *s2 = nul ? rt_service_create(&cfg, nul, err, sizeof err) : NULL;
+    CHECK(s2 != NULL, "a second service: %s", err);
+    if (!s2) {
+        if (nul)
+            dev_close(nul);
+        return;
+    }
+    /* creation refused: a port out of range, no service, not an IPv4
+     * address, a port taken (the running server's) */
+    CHECK(rt_osc_create(s2, "127.0.0.1", 70000, err, sizeof err) == NULL && !strcmp(err, "osc: bad arguments (port 70000)"), "port 70000: %s",
+          err);
+    CHECK(rt_osc_create(s2, NULL, -1, err, sizeof err) == NULL && !strcmp(err, "osc: bad arguments (port -1)"), "port -1: %s", err);
+    CHECK(rt_osc_create(NULL, NULL, 0, err, sizeof err) == NULL && !strcmp(err, "osc: bad arguments (port 0)"), "no service: %s", err);
+    CHECK(rt_osc_create(s2, "localhost", 0, err, sizeof err) == NULL && !strcmp(err, "osc: 'localhost' is not an IPv4 address"),
+          "a host name: %s", err);
+    char want[128];
+    snprintf(want, sizeof want, "osc: cannot listen on 127.0.0.1:%d: Address already in use", server_port);
+    CHECK(rt_osc_create(s2, "127.0.0.1", server_port, err, sizeof err) == NULL && !strcmp(err, want), "a port taken: '%s'", err);
+    rt_osc *o2 = rt_osc_create(s2, NULL, 0, err, sizeof err);
+    CHECK(o2 != NULL && rt_osc_port(o2) > 0 && rt_osc_port(o2) != server_port, "the second server: %s", err);
+    if (!o2) {
+        rt_service_destroy(s2);
+        dev_close(nul);
+        return;
+    }
+    /* a record folder too long to hold, and one that is a file */
+    char longdir[300];
+    memset(longdir, 'd', sizeof longdir - 1);
+    longdir[0] = '/';
+    longdir[sizeof longdir - 1] = 0;
+    CHECK(rt_osc_set_record_dir(o2, longdir, err, sizeof err) == -1 && !strcmp(err, "record folder: path longer than 255 characters"),
+          "a 299-character folder: %s", err);
+    snprintf(want, sizeof want, "record folder %s: not a folder", box_path);
+    CHECK(rt_osc_set_record_dir(o2, box_path, err, sizeof err) == -1 && !strcmp(err, want), "a file as the folder: %s", err);
+    /* without a pose input, /device/pose is refused; with one, it gets the
+     * pose and the buttons (0 without the eighth argument) */
+    reply r;
+    CHECK(send_polled(o2, "/device/pose", msg("fffffff", 0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0)) == 1 && recv_msg("/fail", &r, 2000) == 0 &&
+              !strcmp(r.s0, "/device/pose") && !strcmp(r.s1, "the device is not the OSC driver (start hapticd with --driver osc)"),
+          "/device/pose without a pose input: '%s'", r.s1);
+    pose_seen seen = {0, prox_xform_identity(), 99};
+    rt_osc_set_pose_input(o2, pose_keep, &seen);
+    send_polled(o2, "/device/pose", msg("ffffffff", 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 2.0, 5.0));
+    /* (a half turn about z: x and y change sign) */
+    const prox_vec3 turned = prox_xform_point(&seen.pose, prox_v3(1, 2, 3));
+    CHECK(seen.calls == 1 && seen.buttons == 5 && fabs(seen.pose.t.x - 0.1) < 1e-7 && fabs(seen.pose.t.y - 0.2) < 1e-7 &&
+              fabs(seen.pose.t.z - 0.3) < 1e-7 && fabs(turned.x - (0.1 - 1)) < 1e-6 && fabs(turned.y - (0.2 - 2)) < 1e-6 &&
+              fabs(turned.z - 3.3) < 1e-6,
+          "/device/pose with buttons 5: %d calls, buttons %u, t (%g %g %g), (1, 2, 3) to (%g %g %g)", seen.calls, seen.buttons,
+          seen.pose.t.x, seen.pose.t.y, seen.pose.t.z, turned.x, turned.y, turned.z);
+    send_polled(o2, "/device/pose", msg("fffffff", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0));
+    CHECK(seen.calls == 2 && seen.buttons == 0, "/device/pose without buttons: %d calls, buttons %u", seen.calls, seen.buttons);
+    send_polled(o2, "/device/pose", msg("fffffffd", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 4294967295.0));
+    CHECK(seen.calls == 3 && seen.buttons == 4294967295u, "buttons 2^32 - 1: %d calls, buttons %u", seen.calls, seen.buttons);
+    CHECK(send_polled(o2, "/device/pose", msg("fffffffd", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 4294967296.0)) == 1 &&
+              recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s1, "buttons must be an unsigned integer bit mask") && seen.calls == 3,
+          "buttons 2^32: '%s', %d calls", r.s1, seen.calls);
+    send_polled(o2, "/version", lo_message_new());
+    CHECK(recv_msg("/version.reply", &r, 2000) == 0 && !strcmp(r.s0, "hapticd"), "the second server's /version");
+    /* not OSC, then an address pattern: refused before dispatch */
+    const int saved = server_port;
+    server_port = rt_osc_port(o2);
+    send_raw("\x01\x02garbage", 9);
+    rt_osc_poll(o2, 2000);
+    send_msg("/ver*", lo_message_new());
+    rt_osc_poll(o2, 2000);
+    server_port = saved;
+    CHECK(count_replies("/fail", 300) == 2, "two more /fail");
+    /* the counters: 8 datagrams; 6 dispatched to a method (not the garbage
+     * nor the pattern); /fail to the first pose, the 2^32 buttons, the
+     * garbage and the pattern; 5 replies with the /version.reply */
+    rt_osc_stats st;
+    rt_osc_get_stats(o2, &st);
+    CHECK(st.received == 8 && st.dispatched == 6 && st.failed == 4 && st.malformed == 2 && st.replies == 5 && st.telemetry_sent == 0 &&
+              st.reply_drops == 0,
+          "counters: received %llu dispatched %llu failed %llu malformed %llu replies %llu telemetry %llu drops %llu",
+          (unsigned long long)st.received, (unsigned long long)st.dispatched, (unsigned long long)st.failed,
+          (unsigned long long)st.malformed, (unsigned long long)st.replies, (unsigned long long)st.telemetry_sent,
+          (unsigned long long)st.reply_drops);
+    rt_osc_destroy(o2);
+    rt_service_destroy(s2);
+    dev_close(nul);
+    /* the OSC device's force destination: a port in 1..65535, an IPv4
+     * address */
+    static const struct {
+        const char *host;
+        int port;
+        const char *want;
+    } bad[] = {{NULL, 0, "osc device: bad force destination 127.0.0.1:0"},
+               {"127.0.0.1", 65536, "osc device: bad force destination 127.0.0.1:65536"},
+               {"nohost", 5000, "osc device: bad force destination nohost:5000"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        dev_device *d = dev_osc_open(bad[i].host, bad[i].port, err, sizeof err);
+        CHECK(d == NULL && !strcmp(err, bad[i].want), "dev_osc_open(%s, %d): '%s'", bad[i].host ? bad[i].host : "NULL", bad[i].port, err);
+        if (d)
+            dev_close(d);
+    }
+}
+
 /* /voxel/batch of n records (x, y, z, class; at most 16), packed little
  * endian */
 static lo_message batch_msg(const char *map, const uint32_t (*rec)[4], int n)
@@ -697,6 +913,9 @@ int main(int argc, char **argv)
     RUN_TEST(test_telemetry_and_device);
     RUN_TEST(test_voxels_over_osc);
     RUN_TEST(test_subscribers_and_refusals);
+    RUN_TEST(test_argument_refusals);
+    RUN_TEST(test_bundle_limits);
+    RUN_TEST(test_polled_server);
     rt_osc_stop(osc);
     rt_service_stop(svc);
     rt_osc_destroy(osc);
