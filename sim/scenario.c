@@ -68,20 +68,25 @@ static int whole(parser *p, const char *tok, const char *what, double lo, double
     return 0;
 }
 
-/* grow an array by one element (zeroed); NULL when out of memory or full */
+/* grow an array by one element (zeroed); NULL when out of memory or full.
+ * Its capacity is the power of two from *n up: a realloc when *n reaches
+ * one, not every element (one a line took 133 s to parse 100,001 lines
+ * under ASan, whose realloc always moves the block: quadratic). */
 static void *push(parser *p, void **arr, uint32_t *n, size_t size)
 {
     if (*n >= SIM_MAX_ITEMS) {
         fail(p, "more than %u items of one kind", SIM_MAX_ITEMS);
         return NULL;
     }
-    void *a = realloc(*arr, (size_t)(*n + 1) * size);
-    if (!a) {
-        fail(p, "out of memory");
-        return NULL;
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: full */
+        void *a = realloc(*arr, (*n ? 2 * (size_t)*n : 1) * size);
+        if (!a) {
+            fail(p, "out of memory");
+            return NULL;
+        }
+        *arr = a;
     }
-    *arr = a;
-    char *e = (char *)a + (size_t)*n * size;
+    char *e = (char *)*arr + (size_t)*n * size;
     memset(e, 0, size);
     ++*n;
     return e;
@@ -587,10 +592,11 @@ sim_scenario *sim_scenario_load(const char *path, char *err, size_t errlen)
     }
     char *text = malloc(SIM_MAX_TEXT + 2);
     size_t n = text ? fread(text, 1, SIM_MAX_TEXT + 1, f) : 0;
-    int bad = text ? ferror(f) : 1;
+    int bad = text ? ferror(f) : 1, read_errno = errno; /* (a folder opens, and its read fails: EISDIR) */
     fclose(f);
     if (bad || n > SIM_MAX_TEXT) {
-        snprintf(err, errlen, "%s: %s", path, !text ? "out of memory" : bad ? "read error" : "larger than a scenario may be (16 MiB)");
+        snprintf(err, errlen, "%s: %s%s", path, !text ? "out of memory" : bad ? "cannot read: " : "larger than a scenario may be (16 MiB)",
+                 text && bad ? strerror(read_errno) : "");
         free(text);
         return NULL;
     }

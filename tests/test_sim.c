@@ -135,6 +135,21 @@ static void test_parse_errors(void)
         {"expect faults\n", "t.sim:1: expect wants METRIC OP VALUE (OP: < <= > >= == !=)"},
         {"a b c d e f g h i j k l m n o p q r s t u v w x y z\n", "t.sim:1: more than 24 words on a line"},
         {"ist_spheres\n", "t.sim:1: ist_spheres wants N"},
+        /* a bad number in each place that checks its own */
+        {"object a box 1 1 1 at 0 0 zz\n", "t.sim:1: at: 'zz' is not a finite number"},
+        {"object a tiled_box 1 0 1 4\n", "t.sim:1: box half extent: 0 is outside 1e-06..1000"},
+        {"object a tiled_box 1 1 1 300\n", "t.sim:1: tiles: 300 is outside 1..256"},
+        {"object a sphere 0.1 7\n", "t.sim:1: subdivisions: 7 is outside 0..6"},
+        {"object a torus 0.2 x\n", "t.sim:1: tube radius: 'x' is not a finite number"},
+        {"object a torus 0.2 0.1 48 2\n", "t.sim:1: minor segments: 2 is outside 3..1024"},
+        {"object a voxels 20 4 4 4\n", "t.sim:1: voxel cell: 20 is outside 1e-05..10"},
+        {"object a voxels 0.1 4 0 4\n", "t.sim:1: cells per axis: 0 is outside 1..65536"},
+        {"at -1 hand 0 0 0\n", "t.sim:1: time: -1 is outside 0..3600"},
+        {"at 1 pose a 1 y 2\n", "t.sim:1: pose: 'y' is not a finite number"},
+        {"at 1 voxel a-name-of-thirty-two-characters2 0 0 0 obstacle\n",
+         "t.sim:1: name 'a-name-of-thirty-two-characters2' is longer than 31 characters"},
+        {"at 1 voxels v 0 0 0 1 1.5 1 obstacle\n", "t.sim:1: cell coordinate: 1.5 is not a whole number"},
+        {"expect faults < lots\n", "t.sim:1: expect: 'lots' is not a finite number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[600] = "";
@@ -159,6 +174,225 @@ static void test_parse_errors(void)
     ok = parse("object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nduration 1.001\nat 1.001 forces off\n", err, sizeof err);
     CHECK(ok, "%s", err);
     sim_scenario_free(ok);
+}
+
+/* n copies of line after head, in a malloc'd string */
+static char *repeat_lines(const char *head, const char *line, int n)
+{
+    size_t hl = strlen(head), ll = strlen(line);
+    char *t = malloc(hl + ll * (size_t)n + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, head, hl);
+    for (int i = 0; i < n; i++)
+        memcpy(t + hl + ll * (size_t)i, line, ll);
+    t[hl + ll * (size_t)n] = 0;
+    return t;
+}
+
+/* The scenario's size limits, each refused naming the line or the file:
+ * more objects than the service holds, more items of one kind than a
+ * scenario may list (the line of the first too many), text past 16 MiB
+ * (given as text, and as a file); a file with a NUL byte, and a folder
+ * (its read fails: the reason, not only "read error") */
+static void test_scenario_limits(void)
+{
+    char err[600];
+    char *t = repeat_lines("", "object o0000 sphere 0.1\n", 4097);
+    for (int i = 0; t && i < 4097; i++) { /* distinct names o0000 .. o4096 */
+        char name[16];
+        snprintf(name, sizeof name, "o%04d", i);
+        memcpy(t + 24 * i + 7, name, 5);
+    }
+    sim_scenario *sc = t ? parse(t, err, sizeof err) : NULL;
+    CHECK(t && !sc && strstr(err, "t.sim:4097: more than 4096 objects"), "4097 objects: %s", err);
+    sim_scenario_free(sc);
+    free(t);
+    t = repeat_lines("object a sphere 0.1\ntool a\nat 0 hand 0 0 0\n", "expect faults < 1\n", 100001);
+    sc = t ? parse(t, err, sizeof err) : NULL;
+    CHECK(t && !sc && strstr(err, "t.sim:100004: more than 100000 items of one kind"), "100001 expectations: %s", err);
+    sim_scenario_free(sc);
+    free(t);
+    const size_t big = (16u << 20) + 1;
+    t = malloc(big + 1);
+    if (t) {
+        memset(t, '\n', big);
+        t[big] = 0;
+    }
+    sc = t ? parse(t, err, sizeof err) : NULL;
+    CHECK(t && !sc && strstr(err, "t.sim: 16777217 bytes (a scenario is at most 16777216)"), "16 MiB + 1 of text: %s", err);
+    sim_scenario_free(sc);
+    char dir[] = "/tmp/test_sim_XXXXXX", path[300];
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    snprintf(path, sizeof path, "%s/big.sim", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && t && fwrite(t, 1, big, f) == big, "write %s", path);
+    if (f)
+        fclose(f);
+    free(t);
+    sc = sim_scenario_load(path, err, sizeof err);
+    CHECK(!sc && strstr(err, path) && strstr(err, ": larger than a scenario may be (16 MiB)"), "a 16 MiB + 1 file: %s", err);
+    sim_scenario_free(sc);
+    snprintf(path, sizeof path, "%s/nul.sim", dir);
+    f = fopen(path, "wb");
+    if (f) {
+        fwrite("object a sphere 0.1\n\0tool a\n", 1, 28, f);
+        fclose(f);
+    }
+    sc = sim_scenario_load(path, err, sizeof err);
+    CHECK(!sc && strstr(err, path) && strstr(err, ": a NUL byte: not a scenario text"), "a NUL byte: %s", err);
+    sim_scenario_free(sc);
+    sc = sim_scenario_load(dir, err, sizeof err);
+    CHECK(!sc && strstr(err, dir) && strstr(err, ": cannot read: Is a directory"), "a folder: %s", err);
+    sim_scenario_free(sc);
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    CHECK(system(path) == 0, "cleanup");
+}
+
+/* the lines of file f from its start, joined, into out */
+static void read_back(FILE *f, char *out, size_t size)
+{
+    rewind(f);
+    size_t n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+}
+
+/* expect's six comparisons at and beside a metric's value, each line as
+ * sim_check writes it and the failures counted; the JSON report writes a
+ * value that is not finite as null (JSON has no NaN or infinity) and
+ * separates the members by commas, the last none */
+static void test_expect_ops_and_json(void)
+{
+    char err[600];
+    sim_scenario *sc = parse("object a sphere 0.1\ntool a\nat 0 hand 0 0 0\n"
+                             "expect faults < 3\nexpect faults <= 3\nexpect faults > 3\nexpect faults >= 3\nexpect faults == 3\n"
+                             "expect faults != 3\nexpect faults >= 3.5\nexpect max_force_n > 2.4\nexpect max_force_n >= 2.5\n"
+                             "expect max_force_n < 2.5\nexpect max_force_n != 2\n",
+                             err, sizeof err);
+    CHECK(sc, "%s", err);
+    if (!sc)
+        return;
+    sim_report r;
+    memset(&r, 0, sizeof r);
+    r.faults = 3, r.max_force_n = 2.5;
+    FILE *f = tmpfile();
+    CHECK(f != NULL, "tmpfile");
+    if (!f) {
+        sim_scenario_free(sc);
+        return;
+    }
+    int failed = sim_check(sc, &r, f);
+    static char out[8192];
+    read_back(f, out, sizeof out);
+    CHECK(failed == 5, "5 of 11 expectations fail (%d):\n%s", failed, out);
+    const char *want[] = {"expect faults < 3 (line 4): FAILED (3)\n",    "expect faults <= 3 (line 5): ok (3)\n",
+                          "expect faults > 3 (line 6): FAILED (3)\n",    "expect faults >= 3 (line 7): ok (3)\n",
+                          "expect faults == 3 (line 8): ok (3)\n",       "expect faults != 3 (line 9): FAILED (3)\n",
+                          "expect faults >= 3.5 (line 10): FAILED (3)\n", "expect max_force_n > 2.4 (line 11): ok (2.5)\n",
+                          "expect max_force_n >= 2.5 (line 12): ok (2.5)\n", "expect max_force_n < 2.5 (line 13): FAILED (2.5)\n",
+                          "expect max_force_n != 2 (line 14): ok (2.5)\n"};
+    const char *p = out;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK(!strncmp(p, want[i], strlen(want[i])), "line %zu: want '%s', have '%.60s'", i + 1, want[i], p);
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    CHECK(*p == 0, "no more lines: '%s'", p);
+    sim_scenario_free(sc);
+    /* JSON */
+    r.first_contact_s = NAN, r.max_penvol_m3 = INFINITY, r.work_j = -0.25;
+    fclose(f);
+    f = tmpfile();
+    if (!f)
+        return;
+    sim_report_print(f, &r, 1);
+    read_back(f, out, sizeof out);
+    fclose(f);
+    CHECK(strstr(out, "  \"first_contact_s\": null,") && strstr(out, "  \"max_penvol_m3\": null,") && strstr(out, "  \"faults\": 3,") &&
+              strstr(out, "  \"work_j\": -0.25,"),
+          "null for NaN and infinity, numbers as they are:\n%s", out);
+    int lines = 0, bad = 0;
+    for (char *q = out, *nl; (nl = strchr(q, '\n')); q = nl + 1, lines++) {
+        *nl = 0;
+        if (lines == 0) {
+            bad += strcmp(q, "{") != 0;
+            continue;
+        }
+        if (!strcmp(q, "}"))
+            continue;
+        /* every member "  \"name\": value," but the last (handle_end_z), its value a number or null */
+        size_t len = strlen(q);
+        int last = strstr(q, "\"handle_end_z\"") != NULL;
+        bad += strncmp(q, "  \"", 3) != 0 || !strstr(q, "\": ") || (q[len - 1] == ',') == last || strstr(q, "nan") || strstr(q, "inf");
+    }
+    CHECK(lines == 33 && bad == 0, "%d JSON lines (33), %d malformed", lines, bad);
+}
+
+/* Parts of a run no other test reaches: a mesh file as a BVH object
+ * (prox_mesh_load, not the service's loader) runs as the same box made in
+ * place does (the same faults and contact time; forces and positions to
+ * within what the triangles' order changes over 1,500 cycles of
+ * dynamics: 4e-8 N, 2e-10 m); one that cannot be read fails the run
+ * naming the line, the object and the file; a record that cannot be
+ * created fails it naming the file; without quiet each object is named
+ * as it is built and each simulated second shown on stderr. */
+static void test_run_files_and_progress(void)
+{
+    char dir[] = "/tmp/test_sim_XXXXXX", path[300], err[600], text[1200];
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    prox_mesh *box = prox_mesh_make_box(prox_v3(0.25, 0.25, 0.02));
+    snprintf(path, sizeof path, "%s/table.off", dir);
+    CHECK(box && prox_mesh_write_off(box, path, err, sizeof err) == 0, "write the table: %s", err);
+    prox_mesh_free(box);
+    const char *rest = "object ball sphere 0.02 2 bvh\ntool ball\nat 0 hand 0 0 0.06\nat 1 hand 0 0 -0.1\nduration 1.5\n";
+    sim_report made, loaded;
+    snprintf(text, sizeof text, "object table box 0.25 0.25 0.02 at 0 0 -0.02 bvh\n%s", rest);
+    int ok = run_text(text, NULL, &made) == 0;
+    snprintf(text, sizeof text, "object table file %s at 0 0 -0.02 bvh\n%s", path, rest);
+    ok &= run_text(text, NULL, &loaded) == 0;
+    CHECK(ok && loaded.cycles == made.cycles && loaded.faults == made.faults && made.faults > 200 && loaded.contact_s == made.contact_s &&
+              fabs(loaded.max_force_n - made.max_force_n) < 1e-6 * made.max_force_n &&
+              fabs(loaded.min_distance_m - made.min_distance_m) < 1e-8 && fabs(loaded.tool_min.z - made.tool_min.z) < 1e-9,
+          "the table from a file: %llu faults, contact %.17g s, force %.17g N, lowest %.17g, nearest %.17g; made in place: %llu, %.17g, %.17g, %.17g, %.17g",
+          (unsigned long long)loaded.faults, loaded.contact_s, loaded.max_force_n, loaded.tool_min.z, loaded.min_distance_m,
+          (unsigned long long)made.faults, made.contact_s, made.max_force_n, made.tool_min.z, made.min_distance_m);
+    sim_report r;
+    snprintf(text, sizeof text, "object table file %s/nope.off bvh\n%s", dir, rest);
+    sim_scenario *sc = parse(text, err, sizeof err);
+    CHECK(sc, "%s", err);
+    if (sc) {
+        snprintf(path, sizeof path, "%s/nope.off", dir);
+        CHECK(sim_run(sc, NULL, &r, err, sizeof err) == -1 && strstr(err, "t.sim:1: object table: ") && strstr(err, path),
+              "a BVH file that cannot be read: '%s'", err);
+        sim_options o = {"/nonexistent/folder/t.rec", 1};
+        sim_scenario_free(sc);
+        sc = parse(PRESS_SCENE "duration 2\n", err, sizeof err);
+        CHECK(sc && sim_run(sc, &o, &r, err, sizeof err) == -1 && !strncmp(err, "t.sim: ", 7) && strstr(err, "/nonexistent/folder/t.rec"),
+              "a record that cannot be created: '%s'", err);
+        /* not quiet: the progress on stderr */
+        FILE *cap = tmpfile();
+        int saved = dup(2);
+        CHECK(cap && saved >= 0, "capture stderr");
+        if (sc && cap && saved >= 0) {
+            fflush(stderr);
+            dup2(fileno(cap), 2);
+            o.record_path = NULL, o.quiet = 0;
+            int rc = sim_run(sc, &o, &r, err, sizeof err);
+            fflush(stderr);
+            dup2(saved, 2);
+            static char out[4096];
+            read_back(cap, out, sizeof out);
+            CHECK(rc == 0 && !strcmp(out, "sim: building table\nsim: building ball\nsim: t=1/2 s\nsim: t=2/2 s\n"), "progress: rc %d, '%s'", rc,
+                  out);
+        }
+        if (cap)
+            fclose(cap);
+        if (saved >= 0)
+            close(saved);
+        sim_scenario_free(sc);
+    }
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    CHECK(system(path) == 0, "cleanup");
 }
 
 /* the same scenario twice: the same telemetry bit for bit (query times
@@ -717,6 +951,9 @@ int main(int argc, char **argv)
 {
     (void)argc;
     RUN_TEST(test_parse_errors);
+    RUN_TEST(test_scenario_limits);
+    RUN_TEST(test_expect_ops_and_json);
+    RUN_TEST(test_run_files_and_progress);
     RUN_TEST(test_press_deterministic);
     RUN_TEST(test_ist_spheres_flat_force);
     RUN_TEST(test_events_at_their_cycle);
