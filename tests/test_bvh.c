@@ -1235,6 +1235,17 @@ static void test_cli_args(void)
         snprintf(want, sizeof want, "prox: %s:2: line longer than 4094 characters\n", pp);
         CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strcmp(first, want), "a long pose line: '%s'", first);
     }
+    /* a --times file whose writes fail (a full device): the answers, then
+     * the reason when it is closed, exit 1 */
+    if (access("/dev/full", W_OK) == 0) {
+        FILE *f = fopen(pp, "w");
+        if (f)
+            fputs("2 0 0 1 0 0 0\n", f), fclose(f);
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s --times /dev/full", prox_bin, pa, pa, pp);
+        CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 1 && atof(out[0]) == 1 &&
+                  !strcmp(first, "prox: /dev/full: No space left on device (per-query times not written)\n") && !strncmp(err, "queries=1 ", 10),
+              "--times /dev/full: %d answers, '%s' ... '%s'", n, first, err);
+    }
     /* 300 poses, more than the reader's first 256: every answer, in the
      * file's order. Two unit cubes, B moved along x by 1.5 + i/1000 and
      * not rotated: their distance is exactly that less 1 */

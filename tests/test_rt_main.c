@@ -286,6 +286,11 @@ static void test_help_and_refusals(void)
     expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json", missing_file, "--duration", "0.1",
                                     NULL},
                    1, want);
+    /* one whose writes fail (a full device): said when it is closed */
+    if (access("/dev/full", W_OK) == 0)
+        expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json", "/dev/full", "--duration",
+                                        "0.1", NULL},
+                       1, "hapticd: /dev/full: cannot write the stats\n");
     remove(box);
 }
 
@@ -794,6 +799,18 @@ static void test_scenario_status(void)
                          "at 0.0 hand 0 0 0.06\nat 0.4 hand 0 0 -0.01\nexpect faults == 0\nexpect max_force_n <= 0.001\n");
     run((const char *[]){"--scenario", sim_path, "--quiet", NULL}, "strict", 300, r);
     CHECK(r->rc == 3 && strstr(r->err, "1 of the scenario's expectations failed"), "strict.sim: exit %d, stderr: %s", r->rc, r->err);
+    /* without --quiet it says what it runs; a JSON report it cannot write
+     * (a full device) is an error, exit 1, though the expectations held */
+    if (access("/dev/full", W_OK) == 0) {
+        write_text(sim_path, "rate 1000\nduration 0.2\nobject table box 0.25 0.25 0.02 at 0 0 -0.02\nobject ball sphere 0.02 2\ntool ball\n"
+                             "at 0.0 hand 0 0 0.06\nexpect faults == 0\n");
+        run((const char *[]){"--scenario", sim_path, "--report-json", "/dev/full", NULL}, "fullrep", 300, r);
+        char said[400];
+        snprintf(said, sizeof said, "hapticd: scenario %s, 0.2 s on a virtual clock\n", sim_path);
+        CHECK(r->rc == 1 && strstr(r->err, said) && strstr(r->err, "hapticd: /dev/full: cannot write the report\n") && strstr(r->out, "expect") &&
+                  !strstr(r->out, "FAIL"),
+              "--report-json /dev/full: exit %d, stdout: %s, stderr: %s", r->rc, r->out, r->err);
+    }
     free(r);
 }
 
