@@ -335,7 +335,8 @@ static void test_expect_ops_and_json(void)
  * dynamics: 4e-8 N, 2e-10 m); one that cannot be read fails the run
  * naming the line, the object and the file; a record that cannot be
  * created fails it naming the file; without quiet each object is named
- * as it is built and each simulated second shown on stderr. */
+ * as it is built and each simulated second shown on stderr; an event the
+ * service refuses fails the run naming its line and time. */
 static void test_run_files_and_progress(void)
 {
     char dir[] = "/tmp/test_sim_XXXXXX", path[300], err[600], text[1200];
@@ -391,6 +392,16 @@ static void test_run_files_and_progress(void)
             close(saved);
         sim_scenario_free(sc);
     }
+    /* a voxel map as the tool measures the BVH table and the sphere tree
+     * ball; handing the tool to the ball, which the loop cannot measure
+     * against the table, fails the run at that event */
+    sc = parse("object v voxels 0.01 4 4 4 at 0.2 0 0\nobject table box 0.25 0.25 0.02 at 0 0 -0.3 bvh\n"
+               "object ball sphere 0.02 2 at 0 0.2 0\ntool v\nat 0 hand 0 0 0.06\nat 0.5 tool ball\nduration 1\n",
+               err, sizeof err);
+    CHECK(sc && sim_run(sc, NULL, &r, err, sizeof err) == -1 &&
+              strstr(err, "t.sim:6: at 0.5 s: the loop cannot measure 'table' (a mesh BVH) against the tool 'ball'"),
+          "a tool change the loop cannot measure: '%s'", err);
+    sim_scenario_free(sc);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     CHECK(system(path) == 0, "cleanup");
 }
