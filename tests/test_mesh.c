@@ -476,16 +476,17 @@ static void write_cube_text(const char *path, const char *head, const char *lead
 /* OFF and PLY headers as people write them, which the header checks must
  * read as assimp does (the unit cube back: 12 triangles, closed, volume
  * 1): an OFF not named .off, found by its keyword after comment lines,
- * indented, comments after the numbers and on lines of their own; an ASCII PLY with CR LF line
- * ends; one with blanks after its header words; a binary PLY whose face
- * list is named vertex_index; an OBJ whose lines and points are dropped.
- * And headers that must be refused with the line or the reason named:
- * PLY triangle strips (assimp 5.2 keeps one triangle of each strip: the
- * tetrahedron below, one strip of four, loaded as one triangle), no format
- * line, a count that is not a number, an unknown list type, a keyword run
- * into a count, a dimension that is not a number, a binary vertex_index
- * list one face short (counted at 3 corners a face, as vertex_indices),
- * and an OBJ of lines only. */
+ * indented, comments after the numbers and on lines of their own; an
+ * ASCII PLY with CR LF line ends; one with blanks after its header words;
+ * a binary PLY whose face list is named vertex_index; an OBJ whose lines
+ * and points are dropped. And files that must be refused with the line or
+ * the reason named: PLY triangle strips (assimp 5.2 keeps one triangle of
+ * each strip: the tetrahedron below, one strip of four, loaded as one
+ * triangle), no format line, a count that is not a number, an unknown
+ * list type, a keyword run into a count, a dimension that is not a
+ * number, a binary vertex_index list one face short (counted at 3 corners
+ * a face, as vertex_indices), an OBJ of lines only, a glTF without
+ * meshes; OFF keywords with prefixes, whose headers are checked too. */
 static void test_load_header_variants(void)
 {
     char dir[] = "/tmp/hapticd-mesh-XXXXXX";
@@ -543,6 +544,8 @@ static void test_load_header_variants(void)
         {"nodim.off", "nOFF\nthree\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "nodim.off: unreadable OFF header"},
         {"short_index.ply", NULL, "(3 corners a face)"},
         {"lines.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2\nl 2 3\n", "lines.obj: the mesh has no triangles"},
+        {"empty.gltf", "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"name\":\"empty\"}]}",
+         "empty.gltf: the file holds no mesh"},
     };
     snprintf(path, sizeof path, "%s/short_index.ply", dir);
     write_cube_ply_bin(path, "vertex_index", 8, 13, 7, 3, 0);
@@ -557,6 +560,22 @@ static void test_load_header_variants(void)
         CHECK(strstr(err, bad[i].name) && strstr(err, bad[i].want) && !strchr(err, '\n'), "message for %s: %s", bad[i].name, err);
         prox_mesh_free(m);
     }
+    /* OFF's keyword with its prefixes ([ST][C][N][4][n]OFF, as assimp
+     * reads it), in files not named .off: found by the keyword, so the
+     * header is checked (prox_mesh_check_header alone: assimp 5.2 reads
+     * none of these variants' bodies), one face short refused */
+    static const char *const keys[] = {"STOFF", "COFF", "NOFF", "4OFF", "STCN4OFF"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        for (int faces = 1; faces <= 2; faces++) {
+            char text[128];
+            snprintf(path, sizeof path, "%s/%s%d.txt", dir, keys[i], faces);
+            snprintf(text, sizeof text, "%s\n3 %d 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", keys[i], faces);
+            write_file(path, text);
+            err[0] = 0;
+            rc = prox_mesh_check_header(path, err, sizeof err);
+            CHECK(faces == 1 ? rc == 0 : rc == -1 && strstr(err, path) && strstr(err, ": truncated: the OFF header declares 3 vertices and 2 faces"),
+                  "%s declaring %d face(s): rc %d, %s", keys[i], faces, rc, err);
+        }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
