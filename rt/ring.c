@@ -27,19 +27,6 @@ void rt_ring_free(rt_ring *r)
     r->data = NULL;
 }
 
-int rt_ring_push(rt_ring *r, const void *elem)
-{
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (h - t >= r->capacity) {
-        atomic_fetch_add_explicit(&r->drops, 1, memory_order_relaxed);
-        return -1;
-    }
-    memcpy(r->data + (size_t)(h & r->mask) * r->elem_size, elem, r->elem_size);
-    atomic_store_explicit(&r->head, h + 1, memory_order_release);
-    return 0;
-}
-
 int rt_ring_push_n(rt_ring *r, const void *elems, uint32_t n)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -65,6 +52,9 @@ int rt_ring_pop(rt_ring *r, void *elem)
     atomic_store_explicit(&r->tail, t + 1, memory_order_release);
     return 0;
 }
+
+/* n = 1: the same test (h - t > capacity - 1) and copy */
+int rt_ring_push(rt_ring *r, const void *elem) { return rt_ring_push_n(r, elem, 1); }
 
 uint32_t rt_ring_count(rt_ring *r)
 {
