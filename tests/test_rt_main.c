@@ -374,6 +374,53 @@ static void test_realtime_defaults(void)
     free(r);
 }
 
+/* The null driver at --rate 500 with OSC on a port the system picks, not
+ * quiet: the running line says the rate, the driver and the port, and the
+ * loop ran at 500 Hz, not the default 1000. The voxel-map budget is a part
+ * of the period: 2000 us is refused at 1 kHz (exit 1, the reason) and
+ * taken at 100 Hz. */
+static void test_null_driver_rate(void)
+{
+    char box[300], box_at[320], json_path[300], json[4096];
+    snprintf(box, sizeof box, "%s/null_box.off", dir);
+    snprintf(box_at, sizeof box_at, "box=%s", box);
+    snprintf(json_path, sizeof json_path, "%s/null.json", dir);
+    prox_mesh *mb = prox_mesh_make_box(prox_v3(0.02, 0.02, 0.02));
+    check_write_off(box, mb);
+    prox_mesh_free(mb);
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--load", box_at, "--driver", "null", "--rate", "500", "--osc-port", "0", QUIET_MACHINE, "--duration", "0.6",
+                         "--stats-json", json_path, NULL},
+        "null", 120, r);
+    const char *line = strstr(r->err, "hapticd: running at 500 Hz, driver null, OSC 127.0.0.1:");
+    const int port = line ? atoi(line + strlen("hapticd: running at 500 Hz, driver null, OSC 127.0.0.1:")) : 0;
+    CHECK(r->rc == 0 && port > 0 && port <= 65535 && strstr(r->err, "; Ctrl-C stops\n") && strstr(r->err, "faults 0\n"),
+          "null driver: exit %d, the port %d, stderr: %s", r->rc, port, r->err);
+    read_text(json_path, json, sizeof json);
+    /* 0.6 s at 500 Hz: 300 cycles, and up to 0.15 s more while the
+     * program sees the time is up (it looks every 50 ms) and stops the
+     * OSC thread (which polls for 50 ms) before the loop; a loaded machine
+     * may miss cycles, never add any. At 1 kHz: 600 or more */
+    const double cycles = json_number(json, "cycles");
+    fprintf(stderr, "    null driver at 500 Hz: %g cycles in 0.6 s\n", cycles);
+    CHECK(cycles >= 150 && cycles <= 400, "null driver at 500 Hz: %g cycles in 0.6 s", cycles);
+    free(r);
+    expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--voxel-budget-us", "2000", "--duration", "0.2", NULL}, 1,
+                   "voxel budget above 0 and below the period");
+    r = malloc(sizeof *r);
+    if (!r)
+        return;
+    run((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--rate", "100", "--voxel-budget-us", "2000", "--duration",
+                         "0.2", NULL},
+        "voxbud", 120, r);
+    CHECK(r->rc == 0 && strstr(r->err, " cycles, ") && strstr(r->err, "faults 0\n"), "--voxel-budget-us 2000 at 100 Hz: exit %d, stderr: %s",
+          r->rc, r->err);
+    free(r);
+    remove(box);
+}
+
 /* Ctrl-C (SIGINT) and SIGTERM end a run without --duration cleanly: the
  * summary, the stats file, exit 0. The signal goes once the program says
  * it runs (before, while it builds the scene, a signal ends it as any
@@ -825,6 +872,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_help_and_refusals);
     RUN_TEST(test_demo);
     RUN_TEST(test_realtime_defaults);
+    RUN_TEST(test_null_driver_rate);
     RUN_TEST(test_interrupt);
     RUN_TEST(test_osc_control);
     RUN_TEST(test_osc_device);
