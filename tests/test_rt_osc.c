@@ -627,6 +627,20 @@ static void test_bundle_limits(void)
           "a 12-byte bundle: /fail '%s' '%s'", r.s0, r.s1);
     CHECK(count_replies("/done", 300) == 0, "the refused bundles ran nothing");
     CHECK(status_value("budget_us") == 175, "the refused bundles changed nothing: budget %g", status_value("budget_us"));
+    /* while another thread (this test's) holds a bundle of the service
+     * open, an OSC bundle cannot hold its commands back: it says so, and
+     * its elements run one by one, not into the other thread's bundle */
+    char err[256] = "";
+    CHECK(rt_service_bundle_begin(svc, err, sizeof err) == 0, "this thread's bundle: %s", err);
+    n = nested_bundle(buf, sizeof buf, 1, "/budget", msg("f", 185.0));
+    send_raw(buf, n);
+    CHECK(recv_msg("/fail", &r, 2000) == 0 && !strcmp(r.s0, "#bundle") &&
+              !strcmp(r.s1, "another thread holds a bundle open: its elements run one by one"),
+          "a bundle while another is open: /fail '%s' '%s'", r.s0, r.s1);
+    CHECK(recv_msg("/done", &r, 2000) == 0 && !strcmp(r.s0, "/budget"), "its element: /done /budget");
+    usleep(50000);
+    CHECK(status_value("budget_us") == 185, "its element applied, not held: budget %g", status_value("budget_us"));
+    CHECK(rt_service_bundle_end(svc, err, sizeof err) == 0, "this thread's bundle ended: %s", err);
 }
 
 /* /device/pose as the OSC device's input hands it on */
