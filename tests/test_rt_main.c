@@ -858,6 +858,16 @@ static void test_scenario_status(void)
                   !strstr(r->out, "FAIL"),
               "--report-json /dev/full: exit %d, stdout: %s, stderr: %s", r->rc, r->out, r->err);
     }
+    /* a scenario that reads but whose scene cannot be built (a mesh file
+     * missing, named relative to the scenario's folder): exit 1, the
+     * scenario's line and the file's path named, no report */
+    write_text(sim_path, "rate 1000\nduration 0.2\nobject table file missing.off\nobject ball sphere 0.02 2\ntool ball\n"
+                         "at 0.0 hand 0 0 0.06\nexpect faults == 0\n");
+    run((const char *[]){"--scenario", sim_path, "--quiet", NULL}, "unbuilt", 300, r);
+    char want[400];
+    snprintf(want, sizeof want, "hapticd: %s:3: object table: %s/missing.off: No such file or directory\n", sim_path, dir);
+    CHECK(r->rc == 1 && strstr(r->err, want) && r->out[0] == 0, "a scene that cannot be built: exit %d, stdout '%s', stderr: %s", r->rc,
+          r->out, r->err);
     free(r);
 }
 
