@@ -9,6 +9,7 @@
 #include "prox.h"
 #include "rt_service.h"
 #include "sim.h"
+#include "sim_internal.h"
 
 /* a 2 cm ball over a table (no hand waypoints yet); the press: the hand
  * aims 3 cm below the top */
@@ -173,6 +174,13 @@ static void test_parse_errors(void)
      * (1.001 s / 1 ms is 1000.9999999999999 in doubles) */
     ok = parse("object a sphere 0.1\ntool a\nat 0 hand 0 0 0\nduration 1.001\nat 1.001 forces off\n", err, sizeof err);
     CHECK(ok, "%s", err);
+    sim_scenario_free(ok);
+    /* the three voxel class names, each its class */
+    ok = parse("object v voxels 0.01 4 4 4\nobject a sphere 0.1\ntool a\nat 0 hand 0 0 0\nat 0.1 voxel v 0 0 0 free\n"
+               "at 0.2 voxel v 0 0 0 obstacle\nat 0.3 voxels v 0 0 0 1 1 1 unknown\n",
+               err, sizeof err);
+    CHECK(ok && ok->nev == 3 && ok->ev[0].cls == PROX_VOXEL_FREE && ok->ev[1].cls == PROX_VOXEL_OBSTACLE && ok->ev[2].cls == PROX_VOXEL_UNKNOWN,
+          "voxel classes: %s", ok ? "" : err);
     sim_scenario_free(ok);
 }
 
