@@ -293,6 +293,10 @@ int main(int argc, char **argv)
                     fprintf(stderr, "hapticd: --%s is out of range, got '%s'\n", opts[c - O_DEMO].name, optarg);
                     return 2;
                 }
+                if ((c == O_CPU || c == O_PRIO) && v != floor(v)) { /* 80.5 was taken as 80 */
+                    fprintf(stderr, "hapticd: --%s is a whole number, got '%s'\n", opts[c - O_DEMO].name, optarg);
+                    return 2;
+                }
                 if (c == O_RATE) cfg.rate_hz = v;
                 else if (c == O_BUDGET) cfg.budget_us = v;
                 else if (c == O_CPU) cfg.cpu = (int)v;

@@ -1283,9 +1283,27 @@ static void test_cli_args(void)
 
     /* prox build: no -o is a usage error and writes nothing */
     snprintf(cmd, sizeof cmd, "%s build %s", prox_bin, pa);
-    CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 &&
-              !strncmp(first, "usage: prox build MESH -o OUT.ist", strlen("usage: prox build MESH -o OUT.ist")),
-          "prox build without -o: '%s'", first);
+    CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 && !strcmp(first, "prox build: no output file given (-o OUT.ist)\n") &&
+              !strncmp(err, "usage: prox build MESH -o OUT.ist", strlen("usage: prox build MESH -o OUT.ist")),
+          "prox build without -o: '%s' then '%s'", first, err);
+    /* each other usage error says what was wrong first, then the usage */
+    {
+        const char *args[4][2] = {{"", "prox build: no mesh given\n"},
+                                  {"MESH -o /tmp/x.ist --voxels", "prox build: --voxels needs a value\n"},
+                                  {"MESH MESH -o /tmp/x.ist", "prox build: one mesh at a time"},
+                                  {"MESH -o /tmp/x.ist --fast", "prox build: unknown option '--fast'\n"}};
+        for (int k = 0; k < 4; k++) {
+            char a[512] = "";
+            const char *r = args[k][0];
+            for (const char *m; (m = strstr(r, "MESH")); r = m + 4) /* MESH stands for the mesh file */
+                snprintf(a + strlen(a), sizeof a - strlen(a), "%.*s%s", (int)(m - r), r, pa);
+            snprintf(a + strlen(a), sizeof a - strlen(a), "%s", r);
+            snprintf(cmd, sizeof cmd, "%s build %s", prox_bin, a);
+            CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 && !strncmp(first, args[k][1], strlen(args[k][1])) &&
+                      !strncmp(err, "usage: prox build", strlen("usage: prox build")),
+                  "prox build %s: '%s' then '%s'", args[k][0], first, err);
+        }
+    }
     /* --voxels N: about N voxels in the bounding box (a unit cube here), so
      * a voxel size near N^(-1/3); the default, 200000 at 300 spheres */
     {
