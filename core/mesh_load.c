@@ -16,8 +16,10 @@
  *   We refuse counts the file cannot hold, and for the text forms (one
  *   element a line) a body with fewer lines than declared: assimp's PLY
  *   reader repeats the last line for each missing element (an ASCII cube
- *   declaring 20 faces with 12 present loaded as 20 triangles). OFF text
- *   goes to assimp from memory without its comments (off_strip).
+ *   declaring 20 faces with 12 present loaded as 20 triangles). PLY
+ *   triangle strips are refused there: assimp 5.2 keeps one triangle of
+ *   each strip. OFF text goes to assimp from memory without its comments
+ *   (off_strip).
  * - the counts assimp returns, before triangulation, must equal the header's
  *   (its OFF reader skips faces of 0 or more than 9 corners silently).
  * No aiProcess_JoinIdenticalVertices: it merges vertices closer than 1e-5

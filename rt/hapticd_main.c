@@ -289,12 +289,9 @@ int main(int argc, char **argv)
                             c == O_OSCP ? 0 : 1, optarg);
                     return 2;
                 }
-                if ((c == O_CPU || c == O_PRIO) && !(v >= INT_MIN && v <= INT_MAX)) {
-                    fprintf(stderr, "hapticd: --%s is out of range, got '%s'\n", opts[c - O_DEMO].name, optarg);
-                    return 2;
-                }
-                if ((c == O_CPU || c == O_PRIO) && v != floor(v)) { /* 80.5 was taken as 80 */
-                    fprintf(stderr, "hapticd: --%s is a whole number, got '%s'\n", opts[c - O_DEMO].name, optarg);
+                if ((c == O_CPU || c == O_PRIO) && !(v >= INT_MIN && v <= INT_MAX && v == floor(v))) { /* 80.5 was taken as 80 */
+                    fprintf(stderr, "hapticd: --%s is %s, got '%s'\n", opts[c - O_DEMO].name,
+                            v >= INT_MIN && v <= INT_MAX ? "a whole number" : "out of range", optarg);
                     return 2;
                 }
                 if (c == O_RATE) cfg.rate_hz = v;

@@ -42,6 +42,9 @@ int rt_ring_push_n(rt_ring *r, const void *elems, uint32_t n)
     return 0;
 }
 
+/* n = 1: the same test (h - t > capacity - 1) and copy */
+int rt_ring_push(rt_ring *r, const void *elem) { return rt_ring_push_n(r, elem, 1); }
+
 int rt_ring_pop(rt_ring *r, void *elem)
 {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -52,9 +55,6 @@ int rt_ring_pop(rt_ring *r, void *elem)
     atomic_store_explicit(&r->tail, t + 1, memory_order_release);
     return 0;
 }
-
-/* n = 1: the same test (h - t > capacity - 1) and copy */
-int rt_ring_push(rt_ring *r, const void *elem) { return rt_ring_push_n(r, elem, 1); }
 
 uint32_t rt_ring_count(rt_ring *r)
 {

@@ -69,9 +69,10 @@ static int whole(parser *p, const char *tok, const char *what, double lo, double
 }
 
 /* grow an array by one element (zeroed); NULL when out of memory or full.
- * Its capacity is the power of two from *n up: a realloc when *n reaches
- * one, not every element (one a line took 133 s to parse 100,001 lines
- * under ASan, whose realloc always moves the block: quadratic). */
+ * Its capacity is the least power of two not below *n, so it is full
+ * only when *n is 0 or a power of two, and then grows to 2 * *n (1 at
+ * first): one realloc a line took 133 s to parse 100,001 lines under
+ * ASan, whose realloc always moves the block (quadratic). */
 static void *push(parser *p, void **arr, uint32_t *n, size_t size)
 {
     if (*n >= SIM_MAX_ITEMS) {

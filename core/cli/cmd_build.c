@@ -55,16 +55,8 @@ int prox_cli_build(int argc, char **argv)
         else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {
-            /* say what was wrong before the usage (a value option last, a
-             * second mesh, an option build does not take) */
-            const int valued = !strcmp(argv[i], "-o") || !strcmp(argv[i], "--spheres") || !strcmp(argv[i], "--voxels") ||
-                               !strcmp(argv[i], "--min-radius") || !strcmp(argv[i], "--thin-gap");
-            if (valued)
-                fprintf(stderr, "prox build: %s needs a value\n", argv[i]);
-            else if (argv[i][0] != '-')
-                fprintf(stderr, "prox build: one mesh at a time ('%s' after '%s')\n", argv[i], in);
-            else
-                fprintf(stderr, "prox build: unknown option '%s'\n", argv[i]);
+            static const char *const valued[] = {"-o", "--spheres", "--voxels", "--min-radius", "--thin-gap", NULL};
+            cli_refuse_arg("build", argv[i], valued, in, "one mesh at a time");
             fputs(usage, stderr);
             return 2;
         }

@@ -38,12 +38,8 @@ int prox_cli_voxels(int argc, char **argv)
         } else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {
-            if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--cell") || !strcmp(argv[i], "--class"))
-                fprintf(stderr, "prox voxels: %s needs a value\n", argv[i]);
-            else if (argv[i][0] == '-')
-                fprintf(stderr, "prox voxels: unknown option '%s'\n", argv[i]);
-            else
-                fprintf(stderr, "prox voxels: a second input '%s'\n", argv[i]);
+            static const char *const valued[] = {"-o", "--cell", "--class", NULL};
+            cli_refuse_arg("voxels", argv[i], valued, in, "a second input");
             fprintf(stderr, VOXELS_USAGE);
             return 2;
         }

@@ -18,6 +18,19 @@ static const struct {
     {NULL, NULL, NULL},
 };
 
+void cli_refuse_arg(const char *cmd, const char *arg, const char *const *valued, const char *first, const char *one_input)
+{
+    for (; *valued; valued++)
+        if (!strcmp(arg, *valued)) {
+            fprintf(stderr, "prox %s: %s needs a value\n", cmd, arg);
+            return;
+        }
+    if (arg[0] != '-')
+        fprintf(stderr, "prox %s: %s ('%s' after '%s')\n", cmd, one_input, arg, first);
+    else
+        fprintf(stderr, "prox %s: unknown option '%s'\n", cmd, arg);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: prox COMMAND ARGS...\n\ncommands:\n");
