@@ -183,7 +183,7 @@ rt_config rt_config_default(void)
     return c;
 }
 
-/* whether the n doubles from v on are all finite and not below 0 */
+/* whether the n doubles of v are all finite and not below 0 */
 static int all_finite_nonneg(const double *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -192,7 +192,16 @@ static int all_finite_nonneg(const double *v, size_t n)
     return 1;
 }
 
-static int gains_ok(const rt_gains *g) { return all_finite_nonneg(&g->stiffness_n_per_m3, sizeof *g / sizeof(double)); }
+/* Each field by name (reading a struct through its first member as an
+ * array is undefined, and would take a field that is not a double); the
+ * size checks catch a field added and not listed here. */
+static int gains_ok(const rt_gains *g)
+{
+    const double v[] = {g->stiffness_n_per_m3, g->margin_m,    g->margin_stiffness_n_per_m, g->damping_n_s_per_m,
+                        g->coupling_k_n_per_m, g->coupling_b_n_s_per_m, g->torque_scale};
+    _Static_assert(sizeof v == sizeof *g, "every gain listed");
+    return all_finite_nonneg(v, sizeof v / sizeof *v);
+}
 
 /* The coupling and margin gains stay within what the device renders
  * stably (dev_info's max stiffness and damping; 0 there: no bound): a
@@ -210,7 +219,9 @@ static const char *gains_fit(const rt_gains *g, const dev_info *d)
 
 static int limits_ok(const rt_limits *l)
 {
-    return all_finite_nonneg(&l->max_force_n, sizeof *l / sizeof(double)) && l->watchdog_ms > 0 && l->watchdog_ms <= RT_LIMIT_MAX_MS &&
+    const double v[] = {l->max_force_n, l->max_torque_nm, l->max_force_rate_n_per_cycle, l->ramp_s, l->watchdog_ms, l->stale_device_ms};
+    _Static_assert(sizeof v == sizeof *l, "every limit listed");
+    return all_finite_nonneg(v, sizeof v / sizeof *v) && l->watchdog_ms > 0 && l->watchdog_ms <= RT_LIMIT_MAX_MS &&
            l->stale_device_ms > 0 && l->stale_device_ms <= RT_LIMIT_MAX_MS;
 }
 
