@@ -39,18 +39,29 @@ static inline prox_quat check_rng_quat(unsigned long long *s)
 /* a rotation: check_rng_quat normalised (not uniform over rotations) */
 static inline prox_quat check_rng_rotation(unsigned long long *s) { return prox_quat_normalize(check_rng_quat(s)); }
 
-/* the distance of p to m's surface, over every triangle */
-static inline double check_mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
+/* the distance of p to triangle tri (indices into v) */
+static inline double check_tri_dist(const prox_vec3 *v, const uint32_t tri[3], prox_vec3 p)
+{
+    return sqrt(prox_point_triangle_dist2(p, v[tri[0]], v[tri[1]], v[tri[2]], NULL));
+}
+
+/* the distance of p to the surface of the n triangles tris (indices into
+ * v), over every triangle: the brute force the trees are checked against */
+static inline double check_tris_surface_dist(const prox_vec3 *v, uint32_t (*tris)[3], uint32_t n, prox_vec3 p)
 {
     double best = INFINITY;
-    for (uint32_t t = 0; t < m->triangle_count; t++) {
-        prox_vec3 q;
-        double d2 = prox_point_triangle_dist2(p, m->vertices[m->triangles[t][0]], m->vertices[m->triangles[t][1]],
-                                              m->vertices[m->triangles[t][2]], &q);
+    for (uint32_t t = 0; t < n; t++) {
+        double d2 = prox_point_triangle_dist2(p, v[tris[t][0]], v[tris[t][1]], v[tris[t][2]], NULL);
         if (d2 < best)
             best = d2;
     }
     return sqrt(best);
+}
+
+/* the distance of p to m's surface, over every triangle */
+static inline double check_mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
+{
+    return check_tris_surface_dist(m->vertices, m->triangles, m->triangle_count, p);
 }
 
 /* m as an OBJ file at path (17 significant digits: the mesh read back is the

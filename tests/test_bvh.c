@@ -1289,14 +1289,16 @@ static void test_cli_args(void)
     /* each other usage error says what was wrong first, then the usage */
     {
         const char *args[4][2] = {{"", "prox build: no mesh given\n"},
-                                  {"MESH -o /tmp/x.ist --voxels", "prox build: --voxels needs a value\n"},
-                                  {"MESH MESH -o /tmp/x.ist", "prox build: one mesh at a time"},
-                                  {"MESH -o /tmp/x.ist --fast", "prox build: unknown option '--fast'\n"}};
+                                  {"MESH -o OUT --voxels", "prox build: --voxels needs a value\n"},
+                                  {"MESH MESH -o OUT", "prox build: one mesh at a time"},
+                                  {"MESH -o OUT --fast", "prox build: unknown option '--fast'\n"}};
         for (int k = 0; k < 4; k++) {
-            char a[512] = "";
+            char a[1024] = "";
             const char *r = args[k][0];
-            for (const char *m; (m = strstr(r, "MESH")); r = m + 4) /* MESH stands for the mesh file */
-                snprintf(a + strlen(a), sizeof a - strlen(a), "%.*s%s", (int)(m - r), r, pa);
+            /* MESH stands for the mesh file, OUT for a path in this test's
+             * folder (one a refusal that went wrong would write) */
+            for (const char *m; (m = strpbrk(r, "MO")); r = m + (*m == 'M' ? 4 : 3))
+                snprintf(a + strlen(a), sizeof a - strlen(a), "%.*s%s", (int)(m - r), r, *m == 'M' ? pa : ist);
             snprintf(a + strlen(a), sizeof a - strlen(a), "%s", r);
             snprintf(cmd, sizeof cmd, "%s build %s", prox_bin, a);
             CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 2 && n == 0 && !strncmp(first, args[k][1], strlen(args[k][1])) &&
@@ -1381,9 +1383,11 @@ static void test_cli_args(void)
             snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 300 %s", prox_bin, p2, ist, gap[k]);
             int rc = check_run_cmd2(cmd, out, 64, &n, first, err);
             const double vs = report_value(out, n, "voxel_size: "), sg = report_value(out, n, "surface_gap: ");
-            unsigned spheres = 0, thin = 1;
+            unsigned spheres = 0, thin = 0;
+            int said = 0; /* the spheres line read: thin below is its count, not a default */
             for (int i = 0; i < n; i++)
-                sscanf(out[i], "spheres: %u (%u of them in thin parts)", &spheres, &thin);
+                said += sscanf(out[i], "spheres: %u (%u of them in thin parts)", &spheres, &thin) == 2;
+            CHECK(said == 1, "'%s': one line 'spheres: N (M of them in thin parts)' (%d)", gap[k], said);
             if (k == 0) {
                 char want[160];
                 snprintf(want, sizeof want, "prox build: warning: parts of the surface lie up to %.1f voxel sizes from every inner sphere",

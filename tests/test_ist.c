@@ -1983,16 +1983,7 @@ static prox_mesh *make_slivers(void)
 
 /* the distance from p to t's surface over every triangle
  * (prox_point_triangle_dist2, not the tree's own test) */
-static double brute_tri_dist(const prox_ist *t, prox_vec3 p)
-{
-    double best = INFINITY;
-    for (uint32_t i = 0; i < t->tri_count; i++) {
-        const prox_vec3 *v = t->verts;
-        double d2 = prox_point_triangle_dist2(p, v[t->tris[i][0]], v[t->tris[i][1]], v[t->tris[i][2]], NULL);
-        best = d2 < best ? d2 : best;
-    }
-    return sqrt(best);
-}
+static double brute_tri_dist(const prox_ist *t, prox_vec3 p) { return check_tris_surface_dist(t->verts, t->tris, t->tri_count, p); }
 
 /* ist_tritree_closest (far: ist_tritree_closest_far) at p against every
  * triangle: the distance, a witness on the triangle it names, and nothing
@@ -2007,9 +1998,7 @@ static void check_closest_at(const prox_ist *t, prox_vec3 p, int far, const char
                      : ist_tritree_closest(t, p, INFINITY, &tri, &q, NULL, 0, NULL);
     const double tol = 1e-12 * (1 + want);
     CHECK(fabs(got - want) <= tol, "%s: closest %.17g vs brute force %.17g at (%g, %g, %g)", what, got, want, p.x, p.y, p.z);
-    const prox_vec3 *v = t->verts;
-    CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= tol &&
-              fabs(sqrt(prox_point_triangle_dist2(p, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], NULL)) - got) <= tol,
+    CHECK(tri < t->tri_count && fabs(prox_v3_dist(p, q) - got) <= tol && fabs(check_tri_dist(t->verts, t->tris[tri], p) - got) <= tol,
           "%s: witness on triangle %u", what, tri);
     if (!far)
         return;
@@ -2056,7 +2045,7 @@ static int check_reach(const prox_ist *t, prox_vec3 p, double radius, prox_vec3 
     for (uint32_t i = 0; i < t->tri_count && kept; i++) {
         const prox_vec3 *v = t->verts;
         const prox_vec3 a = v[t->tris[i][0]], b = v[t->tris[i][1]], c = v[t->tris[i][2]];
-        double d = sqrt(prox_point_triangle_dist2(p, a, b, c, NULL));
+        double d = check_tri_dist(v, t->tris[i], p);
         double r = fmax(fmax(prox_v3_dot(u, a), prox_v3_dot(u, b)), prox_v3_dot(u, c)) - level;
         int in = d < radius - tol && r > above + tol, maybe = d <= radius + tol && r > above - tol;
         n_in += in;
@@ -2231,7 +2220,11 @@ static void test_tritree_small_and_degenerate(void)
     uint32_t pair[2][3] = {{0, 1, 2}, {0, 2, 1}};
     if (soup_init(&soup, w, 3, pair, 2)) {
         CHECK(soup.tritree.node_count == 1 && soup.tritree.wide_count == 1, "two triangles: one leaf, one wide node");
-        check_tritree_obb(&soup, "a triangle and its reverse");
+        if (check_tritree_obb(&soup, "a triangle and its reverse")) {
+            const float *o = soup.tritree.obb[0];
+            CHECK(fabsf(o[0]) == 1 && o[1] == 0 && o[2] == 0, "a triangle and its reverse: the leaf's first axis (%g, %g, %g), want x", o[0],
+                  o[1], o[2]);
+        }
         for (int i = 0; i < 100; i++)
             check_closest_at(&soup, check_rng_v3(&s, -1, 3), i & 1, "a triangle and its reverse");
     }
@@ -2279,10 +2272,8 @@ static void test_tritree_far(void)
     prox_vec3 q;
     int cut = 0;
     double late = ist_tritree_closest_far(t, axis, INFINITY, &tri, &q, NULL, 1, &cut);
-    const prox_vec3 *v = t->verts;
     CHECK(cut == 1 && tri < t->tri_count && late >= want * (1 - 1e-12) &&
-              fabs(late - sqrt(prox_point_triangle_dist2(axis, v[t->tris[tri][0]], v[t->tris[tri][1]], v[t->tris[tri][2]], NULL))) <=
-                  1e-12 * late,
+              fabs(late - check_tri_dist(t->verts, t->tris[tri], axis)) <= 1e-12 * late,
           "late: cut %d, triangle %u at %.17g (exact %.17g)", cut, tri, late, want);
     CHECK(ist_tritree_closest_far(t, prox_v3(0, 0, 1e31), INFINITY, &tri, &q, NULL, 0, NULL) == INFINITY && tri == UINT32_MAX,
           "beyond floats: nothing");

@@ -338,13 +338,15 @@ static void test_expect_ops_and_json(void)
 
 /* Parts of a run no other test reaches: a mesh file as a BVH object
  * (prox_mesh_load, not the service's loader) runs as the same box made in
- * place does (the same faults and contact time; forces and positions to
- * within what the triangles' order changes over 1,500 cycles of
- * dynamics: 4e-8 N, 2e-10 m); one that cannot be read fails the run
- * naming the line, the object and the file; a record that cannot be
- * created fails it naming the file; without quiet each object is named
- * as it is built and each simulated second shown on stderr; an event the
- * service refuses fails the run naming its line and time. */
+ * place does (the same faults and contact time; the largest force to
+ * 1e-6 of itself, the nearest distance to 1e-8 m and the lowest point to
+ * 1e-9 m: the triangles' order changes them over 1,500 cycles of
+ * dynamics, by 4e-8 N and 2e-10 m when written); one that cannot be
+ * read fails the run naming the line, the object and the file; a record
+ * that cannot be created fails it naming the file; without quiet each
+ * object is named as it is built and each simulated second shown on
+ * stderr; an event the service refuses fails the run naming its line and
+ * time. */
 static void test_run_files_and_progress(void)
 {
     char dir[] = "/tmp/test_sim_XXXXXX", path[300], err[600], text[1200];

@@ -211,8 +211,10 @@ static void test_cloud_through_assimp(void)
     snprintf(path, sizeof path, "%s/cloud.obj", dir);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL, "write %s", path);
-    if (!f)
+    if (!f) {
+        rmdir(dir);
         return;
+    }
     fputs("# a cloud\n", f);
     for (int i = 0; i < N; i++) {
         double c[3];
@@ -236,17 +238,18 @@ static void test_cloud_through_assimp(void)
                   d.dims[2] == (uint32_t)floor((hi.z - lo.z) / cell) + 1,
               "grid: origin (%g, %g, %g), dims %u %u %u", d.origin.x, d.origin.y, d.origin.z, d.dims[0], d.dims[1], d.dims[2]);
         /* the distinct cells of the points, each of the class asked for */
+        int32_t c[N][3];
         uint32_t distinct = 0;
         int wrong = 0;
         for (int i = 0; i < N; i++) {
-            int32_t c[3] = {(int32_t)floor((p[i].x - lo.x) / cell), (int32_t)floor((p[i].y - lo.y) / cell),
-                            (int32_t)floor((p[i].z - lo.z) / cell)};
+            c[i][0] = (int32_t)floor((p[i].x - lo.x) / cell);
+            c[i][1] = (int32_t)floor((p[i].y - lo.y) / cell);
+            c[i][2] = (int32_t)floor((p[i].z - lo.z) / cell);
             int first = 1;
             for (int j = 0; j < i && first; j++)
-                first = !((int32_t)floor((p[j].x - lo.x) / cell) == c[0] && (int32_t)floor((p[j].y - lo.y) / cell) == c[1] &&
-                          (int32_t)floor((p[j].z - lo.z) / cell) == c[2]);
+                first = memcmp(c[j], c[i], sizeof c[i]) != 0;
             distinct += (uint32_t)first;
-            wrong += prox_voxmap_get(m, c[0], c[1], c[2]) != PROX_VOXEL_UNKNOWN;
+            wrong += prox_voxmap_get(m, c[i][0], c[i][1], c[i][2]) != PROX_VOXEL_UNKNOWN;
         }
         CHECK(wrong == 0 && distinct > 100 && prox_voxmap_count(m, PROX_CLASS_ALL) == distinct &&
                   prox_voxmap_count(m, 1u << PROX_VOXEL_UNKNOWN) == distinct,
