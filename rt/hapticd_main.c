@@ -294,6 +294,10 @@ int main(int argc, char **argv)
                             v >= INT_MIN && v <= INT_MAX ? "a whole number" : "out of range", optarg);
                     return 2;
                 }
+                if (c == O_CPULAT && v != floor(v)) { /* 10.5 was taken as 10 */
+                    fprintf(stderr, "hapticd: --cpu-latency-us is a whole number, got '%s'\n", optarg);
+                    return 2;
+                }
                 if (c == O_RATE) cfg.rate_hz = v;
                 else if (c == O_BUDGET) cfg.budget_us = v;
                 else if (c == O_CPU) cfg.cpu = (int)v;

@@ -277,6 +277,8 @@ static void test_help_and_refusals(void)
     expect_refused((const char *[]){"--demo", "--priority", "-3e9", NULL}, 2, "--priority is out of range, got '-3e9'");
     expect_refused((const char *[]){"--demo", "--priority", "80.5", NULL}, 2, "--priority is a whole number, got '80.5'");
     expect_refused((const char *[]){"--demo", "--cpu", "0.5", NULL}, 2, "--cpu is a whole number, got '0.5'");
+    expect_refused((const char *[]){"--demo", "--cpu-latency-us", "10.5", NULL}, 2, "--cpu-latency-us is a whole number, got '10.5'");
+    expect_refused((const char *[]){"--demo", "--cpu-latency-us", "-1.5", NULL}, 2, "--cpu-latency-us is a whole number, got '-1.5'");
     /* what cannot be had: 1, with its name */
     expect_refused((const char *[]){"--demo", "--driver", "nope", NULL}, 1, "unknown driver 'nope' (sim, null, osc, replay:FILE)");
     expect_refused((const char *[]){"--demo", "--driver", traj_at, NULL}, 1, missing_traj);
