@@ -289,13 +289,12 @@ int main(int argc, char **argv)
                             c == O_OSCP ? 0 : 1, optarg);
                     return 2;
                 }
-                if ((c == O_CPU || c == O_PRIO) && !(v >= INT_MIN && v <= INT_MAX && v == floor(v))) { /* 80.5 was taken as 80 */
-                    fprintf(stderr, "hapticd: --%s is %s, got '%s'\n", opts[c - O_DEMO].name,
-                            v >= INT_MIN && v <= INT_MAX ? "a whole number" : "out of range", optarg);
-                    return 2;
-                }
-                if (c == O_CPULAT && v != floor(v)) { /* 10.5 was taken as 10 */
-                    fprintf(stderr, "hapticd: --cpu-latency-us is a whole number, got '%s'\n", optarg);
+                /* --cpu-latency-us is clamped below (so not range-checked
+                 * here); a fraction of any of the three was truncated */
+                const int ranged = c == O_CPU || c == O_PRIO, in_int = !ranged || (v >= INT_MIN && v <= INT_MAX);
+                if ((ranged || c == O_CPULAT) && !(in_int && v == floor(v))) {
+                    fprintf(stderr, "hapticd: --%s is %s, got '%s'\n", opts[c - O_DEMO].name, in_int ? "a whole number" : "out of range",
+                            optarg);
                     return 2;
                 }
                 if (c == O_RATE) cfg.rate_hz = v;

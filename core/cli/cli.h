@@ -15,11 +15,12 @@ typedef int (*prox_cli_fn)(int argc, char **argv);
     "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order auto|best|depth] [--times FILE] " \
     "[--stats]"
 
-/* On stderr, why argument arg of command cmd was not taken, for the caller
- * to follow with its usage: an option of valued (NULL-ended) with no value
- * after it, an input after the first one, first ("one mesh at a time
- * ('B' after 'A')", one_input being "one mesh at a time"), or an option the
- * command does not have. Shared so that build and voxels refuse alike. */
+/* On stderr, why argument arg of command cmd was not taken (the caller
+ * then prints its usage): an option listed in valued (NULL-ended) given
+ * last, with no value; an input after the first one, `first` ("prox build:
+ * one mesh at a time ('b.off' after 'a.off')", one_input being the words
+ * before the parenthesis); or an option the command does not have. Shared
+ * so that build and voxels refuse alike. */
 void cli_refuse_arg(const char *cmd, const char *arg, const char *const *valued, const char *first, const char *one_input);
 
 int prox_cli_info(int argc, char **argv);     /* cmd_info.c */
