@@ -2155,6 +2155,16 @@ static int order_is_permutation(const prox_ist *t)
     return ok;
 }
 
+/* a point whose coordinates are multiples of 1/64 in [-0.5, 0.5], drawn
+ * x, y, z in turn (exact in floats, and so are their sums) */
+static prox_vec3 dyadic_v3(unsigned long long *s)
+{
+    double c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = (double)((int)(check_rng_next(s) % 65) - 32) / 64;
+    return prox_v3(c[0], c[1], c[2]);
+}
+
 /* Box trees of unusual triangle sets, against every triangle: a
  * tetrahedron (a tree of one leaf, one wide node); triangles sharing one
  * centroid (no split separates them: the median split); a leaf of a
@@ -2192,10 +2202,7 @@ static void test_tritree_small_and_degenerate(void)
     for (uint32_t i = 0; i < NT; i++) {
         prox_vec3 a, b, c;
         if (i < NSHARED) {
-            a = prox_v3((double)((int)(check_rng_next(&s) % 65) - 32) / 64, (double)((int)(check_rng_next(&s) % 65) - 32) / 64,
-                        (double)((int)(check_rng_next(&s) % 65) - 32) / 64);
-            b = prox_v3((double)((int)(check_rng_next(&s) % 65) - 32) / 64, (double)((int)(check_rng_next(&s) % 65) - 32) / 64,
-                        (double)((int)(check_rng_next(&s) % 65) - 32) / 64);
+            a = dyadic_v3(&s), b = dyadic_v3(&s);
             c = prox_v3_add(c0, prox_v3_scale(prox_v3_add(a, b), -1));
             a = prox_v3_add(c0, a), b = prox_v3_add(c0, b);
         } else {

@@ -46,8 +46,6 @@ static void read_text(const char *path, char *buf, size_t size)
     free(b);
 }
 
-/* hapticd with args (NULL-terminated), stdout and stderr to files in dir;
- * its pid */
 /* text written to path; 1, or 0 after a failed check ("write PATH") */
 static int write_text(const char *path, const char *text)
 {
@@ -59,6 +57,8 @@ static int write_text(const char *path, const char *text)
     return ok;
 }
 
+/* hapticd with args (NULL-terminated), stdout and stderr to files in dir;
+ * its pid */
 static pid_t spawn(const char *const *args, const char *tag)
 {
     char out[256], err[256];
@@ -418,8 +418,9 @@ static void test_null_driver_rate(void)
                          "--stats-json", json_path, NULL},
         "null", 120, r);
     const double lived = check_now_s() - started; /* the program's life, from before its start to after its end */
-    const char *line = strstr(r->err, "hapticd: running at 500 Hz, driver null, OSC 127.0.0.1:");
-    const int port = line ? atoi(line + strlen("hapticd: running at 500 Hz, driver null, OSC 127.0.0.1:")) : 0;
+    static const char running[] = "hapticd: running at 500 Hz, driver null, OSC 127.0.0.1:";
+    const char *line = strstr(r->err, running);
+    const int port = line ? atoi(line + strlen(running)) : 0;
     CHECK(r->rc == 0 && port > 0 && port <= 65535 && strstr(r->err, "; Ctrl-C stops\n") && strstr(r->err, "faults 0\n"),
           "null driver: exit %d, the port %d, stderr: %s", r->rc, port, r->err);
     read_text(json_path, json, sizeof json);
@@ -436,12 +437,8 @@ static void test_null_driver_rate(void)
     fprintf(stderr, "    null driver at 500 Hz: %g cycles and %g overruns in 0.6 s (the program lived %.2f s)\n", cycles, overruns, lived);
     CHECK(cycles + overruns >= 150 && cycles <= most, "null driver at 500 Hz: %g cycles and %g overruns in 0.6 s (at most %g)", cycles,
           overruns, most);
-    free(r);
     expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--voxel-budget-us", "2000", "--duration", "0.2", NULL}, 1,
                    "voxel budget above 0 and below the period");
-    r = malloc(sizeof *r);
-    if (!r)
-        return;
     run((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--rate", "100", "--voxel-budget-us", "2000", "--duration",
                          "0.2", NULL},
         "voxbud", 120, r);
@@ -644,15 +641,16 @@ static int drain_forces(int fd, double last[6], double *up, double big[2])
     while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
         if (n == 48 && !memcmp(buf, "/device/force\0\0\0,ffffff\0", 24)) {
             for (int i = 0; i < 6; i++) {
-                const unsigned char *p = buf + 24 + 4 * i;
-                uint32_t u = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+                uint32_t u;
                 float v;
+                memcpy(&u, buf + 24 + 4 * i, sizeof u);
+                u = ntohl(u);
                 memcpy(&v, &u, sizeof v);
                 last[i] = v;
             }
-            *up = last[2] > *up ? last[2] : *up;
-            big[0] = len3(last) > big[0] ? len3(last) : big[0];
-            big[1] = len3(last + 3) > big[1] ? len3(last + 3) : big[1];
+            *up = fmax(*up, last[2]);
+            big[0] = fmax(big[0], len3(last));
+            big[1] = fmax(big[1], len3(last + 3));
             got++;
         }
     return got;
@@ -734,9 +732,8 @@ static void test_osc_device(void)
         got[0] = force_phase(ffd, a, above, 7, 0.1, 0.3, last[0], &up[0], big[0]);
         got[1] = force_phase(ffd, a, into, 8, 0.5, 0.3, last[1], &up[1], big[1]);
         got[2] = force_phase(ffd, a, NULL, 0, 0.3, 0.2, last[2], &up[2], big[2]);
-    }
-    if (a)
         lo_address_free(a);
+    }
     if (pid > 0)
         kill(pid, SIGINT);
     int rc = wait_exit(pid, 60);
