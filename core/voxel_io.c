@@ -1,5 +1,5 @@
-/* voxel_io.c - voxel maps from point clouds: PLY (own reader), XYZ text,
- * other formats' vertices through assimp. */
+/* voxel_io.c - voxel maps from point clouds: PLY and OBJ (own readers), XYZ
+ * text, other formats' vertices through assimp. */
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -13,7 +13,13 @@
 #include "prox_mesh.h"
 #include "voxel_internal.h"
 
-static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
+/* XYZ text, or with obj set the 'v' lines of an OBJ file. assimp 5.2.5
+ * read an OBJ without faces as points only with no 'o' or 'g' line (with
+ * one, the cloud "had no points"), skipped a 'v' line written with a tab and
+ * refused vertex colours. Every other OBJ line (faces, normals, texture
+ * coordinates, groups, materials) is skipped; a vertex's extra values (w,
+ * or colours) are ignored. */
+static int read_text_points(const char *path, int obj, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -38,13 +44,19 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         const char *cr = strchr(s, '\r');
         if (cr && !cr[strspn(cr, " \t\r\n\v\f")])
             cr = NULL; /* a CR at the end: CR LF, or a CR before trailing blanks */
-        if (got < 0 && !cr) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-            goto fail;
-        }
         if (cr) {
             snprintf(err, errlen, "%s:%d: a carriage return inside the line (lines ended by CR alone?): one point a line, lines ended by LF or CR LF",
                      path, lineno);
+            goto fail;
+        }
+        if (obj) {
+            s += strspn(s, " \t");
+            if (s[0] != 'v' || (s[1] && !strchr(" \t\r\n", s[1])))
+                continue; /* not a vertex ('vn' and 'vt' included): a face line of any length */
+            s++;
+        }
+        if (got < 0) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
             goto fail;
         }
         char *h = strchr(s, '#');
@@ -52,14 +64,14 @@ static int read_xyz(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
             *h = 0;
         double x, y, z;
         int nread = sscanf(s, "%lf %lf %lf", &x, &y, &z);
-        if (nread == EOF) /* blank, or a comment alone */
+        if (nread == EOF && !obj) /* blank, or a comment alone */
             continue;
-        if (nread == 0 && k == 0 && !header) { /* a header line before the first point ("x y z", "//X Y Z") */
+        if (nread == 0 && k == 0 && !header && !obj) { /* a header line before the first point ("x y z", "//X Y Z") */
             header = 1;
             continue;
         }
         if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
-            snprintf(err, errlen, "%s:%d: want 'x y z' (finite numbers)", path, lineno);
+            snprintf(err, errlen, "%s:%d: want '%sx y z' (finite numbers)", path, lineno, obj ? "v " : "");
             goto fail;
         }
         if (k == cap) {
@@ -320,11 +332,13 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
         return -1;
     }
     size_t n = strlen(path);
-    int xyz = n > 4 && !strcasecmp(path + n - 4, ".xyz"), ply = n > 4 && !strcasecmp(path + n - 4, ".ply");
+    const char *suffix = n > 4 ? path + n - 4 : "";
+    int xyz = !strcasecmp(suffix, ".xyz"), obj = !strcasecmp(suffix, ".obj");
     prox_vec3 *p = NULL;
     size_t np = 0;
-    int rc = xyz ? read_xyz(path, &p, &np, err, errlen)
-                 : (ply ? read_ply(path, &p, &np, err, errlen) : read_assimp_points(path, &p, &np, err, errlen));
+    int rc = xyz || obj ? read_text_points(path, obj, &p, &np, err, errlen)
+         : !strcasecmp(suffix, ".ply") ? read_ply(path, &p, &np, err, errlen)
+                                      : read_assimp_points(path, &p, &np, err, errlen);
     if (rc != 0)
         return -1;
     if (np == 0) {

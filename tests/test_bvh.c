@@ -1174,7 +1174,7 @@ static void test_cli_args(void)
                                          "  collide A B POSES [--normalize] [--boxes]",
                                          "  penvol A B POSES [--budget-us N]",
                                          "  build MESH -o OUT.ist [--spheres N] [--voxels N]",
-                                         "  voxels CLOUD.(ply|xyz) -o MAP.vox --cell S"};
+                                         "  voxels CLOUD -o MAP.vox --cell S [--class obstacle|unknown]   point cloud (.xyz, .ply, .obj"};
     const char *help[2] = {"--help", "-h"};
     for (int h = 0; h < 2; h++) {
         snprintf(cmd, sizeof cmd, "%s %s", prox_bin, help[h]);

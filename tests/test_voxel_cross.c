@@ -908,9 +908,9 @@ static void test_cli_info_voxels(void)
     snprintf(vox, sizeof vox, "%s/refused.vox", tmpdir);
     static const struct {
         const char *args, *needle, *first; /* first: the first stderr line's, where it names the option or input */
-    } bad[] = {{"C --cell 0.1", "usage: prox voxels CLOUD", NULL},
-               {"C -o V", "usage: prox voxels CLOUD", NULL},
-               {"-o V --cell 0.1", "usage: prox voxels CLOUD", NULL},
+    } bad[] = {{"C --cell 0.1", "usage: prox voxels CLOUD", "prox voxels: no output file given (-o MAP.vox)"},
+               {"C -o V", "usage: prox voxels CLOUD", "prox voxels: no cell size given (--cell S)"},
+               {"-o V --cell 0.1", "usage: prox voxels CLOUD", "prox voxels: no cloud given"},
                {"C -o V --cell 0", "--cell needs a positive number (metres), got '0'", NULL},
                {"C -o V --cell -1", "--cell needs a positive number (metres), got '-1'", NULL},
                {"C -o V --cell abc", "--cell needs a positive number (metres), got 'abc'", NULL},

@@ -6,7 +6,7 @@
 /* argv[0] is the subcommand name. Return the process exit status. */
 typedef int (*prox_cli_fn)(int argc, char **argv);
 
-/* the query commands' usage lines (prox --help and the commands' own errors) */
+/* the commands' usage lines (prox --help and the commands' own errors) */
 #define PROX_USAGE_DISTANCE                                                                                 \
     "distance A B POSES [--coherent] [--budget-us N] [--rel-err E] [--max-distance D] [--normalize] "      \
     "[--ist [--spheres N]] [--precise] [--fast] [--order auto|best|depth] [--times FILE] [--stats]"
@@ -14,6 +14,9 @@ typedef int (*prox_cli_fn)(int argc, char **argv);
 #define PROX_USAGE_PENVOL                                                                                                \
     "penvol A B POSES [--budget-us N] [--coherent] [--normalize] [--spheres N] [--order auto|best|depth] [--times FILE] " \
     "[--stats]"
+/* build's and voxels' (voxels' own errors print it without the description) */
+#define PROX_USAGE_BUILD "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]"
+#define PROX_USAGE_VOXELS "voxels CLOUD -o MAP.vox --cell S [--class obstacle|unknown]"
 
 /* On stderr, why argument arg of command cmd was not taken (the caller
  * then prints its usage): an option listed in valued (NULL-ended) given

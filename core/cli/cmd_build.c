@@ -11,7 +11,7 @@
 /* surface gap (in voxel sizes) above which prox build warns of thin parts */
 #define PROX_CLI_THIN_GAP_VOXELS 8.0
 
-static const char usage[] = "usage: prox build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]\n";
+static const char usage[] = "usage: prox " PROX_USAGE_BUILD "\n";
 
 int prox_cli_build(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* cmd_voxels.c - prox voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]:
+/* cmd_voxels.c - prox voxels CLOUD -o MAP.vox --cell S [--class obstacle|unknown]:
  * quantise a point cloud into a voxel map file and print its statistics. */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "prox_voxel.h"
 
-#define VOXELS_USAGE "usage: prox voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]\n"
+#define VOXELS_USAGE "usage: prox " PROX_USAGE_VOXELS "\n"
 
 int prox_cli_voxels(int argc, char **argv)
 {
@@ -45,6 +45,9 @@ int prox_cli_voxels(int argc, char **argv)
         }
     }
     if (!in || !out || cell <= 0) {
+        fputs(!in ? "prox voxels: no cloud given\n"
+                  : !out ? "prox voxels: no output file given (-o MAP.vox)\n" : "prox voxels: no cell size given (--cell S)\n",
+              stderr);
         fprintf(stderr, VOXELS_USAGE);
         return 2;
     }

@@ -13,8 +13,8 @@ static const struct {
     {"distance", prox_cli_distance, PROX_USAGE_DISTANCE},
     {"collide", prox_cli_collide, PROX_USAGE_COLLIDE},
     {"penvol", prox_cli_penvol, PROX_USAGE_PENVOL},
-    {"build", prox_cli_build, "build MESH -o OUT.ist [--spheres N] [--voxels N] [--min-radius VOXELS] [--thin-gap VOXELS] [--normalize]"},
-    {"voxels", prox_cli_voxels, "voxels CLOUD.(ply|xyz) -o MAP.vox --cell S [--class obstacle|unknown]   point cloud -> voxel map"},
+    {"build", prox_cli_build, PROX_USAGE_BUILD},
+    {"voxels", prox_cli_voxels, PROX_USAGE_VOXELS "   point cloud (.xyz, .ply, .obj, other assimp formats) -> voxel map"},
     {NULL, NULL, NULL},
 };
 
