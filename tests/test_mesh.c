@@ -516,6 +516,44 @@ static void test_load_header_variants(void)
               "%s: the unit cube (%u triangles, volume %g): %s", good[i], m ? m->triangle_count : 0, m ? m->volume : 0, err);
         prox_mesh_free(m);
     }
+    /* OFF keyword variants, each vertex line x y z [w] [normal] [colour]
+     * [texture coordinates] as the keyword's letters say, faces with a
+     * colour after their corners; named .off and not (found by the
+     * keyword). 4OFF's w is 2 and x y z twice the cube's: the cube once
+     * divided, as the format says. */
+    static const struct {
+        const char *key, *dim, *extra; /* extra: after x y z (and w) on each vertex line */
+        int w;
+    } offs[] = {{"COFF", "", " 1 0 0 1", 0},       {"NOFF", "", " 0 0 1", 0},         {"STOFF", "", " 0.5 0.25", 0},
+                {"4OFF", "", "", 2},               {"nOFF", "3\n", "", 0},            {"CNOFF", "", " 0 0 1 0.2 0.4 0.6 1", 0},
+                {"STCNOFF", "", " 0 0 1 0.2 0.4 0.6 1 0.5 0.25", 0}};
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+        for (int named = 0; named < 2; named++) {
+            snprintf(path, sizeof path, "%s/%s.%s", dir, offs[i].key, named ? "off" : "txt");
+            FILE *f = fopen(path, "w");
+            CHECK(f != NULL, "write %s", path);
+            if (!f)
+                continue;
+            fprintf(f, "%s\n%s8 12 0\n", offs[i].key, offs[i].dim);
+            int w = offs[i].w ? offs[i].w : 1;
+            for (int v = 0; v < 8; v++) {
+                fprintf(f, "%d %d %d", w * cube_v[v][0], w * cube_v[v][1], w * cube_v[v][2]);
+                if (offs[i].w)
+                    fprintf(f, " %d", w);
+                fprintf(f, "%s\n", offs[i].extra);
+            }
+            for (int t = 0; t < 12; t++)
+                fprintf(f, "3 %u %u %u 0.9 0.1 0.1\n", cube_t[t][0], cube_t[t][1], cube_t[t][2]);
+            fclose(f);
+            prox_mesh *m = NULL;
+            err[0] = 0;
+            int rc = prox_mesh_load(path, &m, err, sizeof err);
+            CHECK(rc == 0 && m && m->triangle_count == 12 && m->vertex_count == 8 && m->closed && m->oriented &&
+                      fabs(m->volume - 1) < 1e-12 && m->bbox_min.x == 0 && m->bbox_max.z == 1,
+                  "%s: the unit cube (%u triangles, volume %g, bbox max z %g): %s", path, m ? m->triangle_count : 0,
+                  m ? m->volume : 0, m ? m->bbox_max.z : 0, err);
+            prox_mesh_free(m);
+        }
     snprintf(path, sizeof path, "%s/mixed.obj", dir);
     write_file(path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nl 1 2\nl 2 3 4\np 3\n");
     prox_mesh *m = NULL;
@@ -562,8 +600,8 @@ static void test_load_header_variants(void)
     }
     /* OFF's keyword with its prefixes ([ST][C][N][4][n]OFF, as assimp
      * reads it), in files not named .off: found by the keyword, so the
-     * header is checked (prox_mesh_check_header alone: assimp 5.2 reads
-     * none of these variants' bodies), one face short refused */
+     * header is checked (prox_mesh_check_header alone: the loads are
+     * above), one face short refused */
     static const char *const keys[] = {"STOFF", "COFF", "NOFF", "4OFF", "STCN4OFF"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         for (int faces = 1; faces <= 2; faces++) {
