@@ -127,12 +127,19 @@ static void osc_pose_to_device(void *user, const prox_xform *pose, uint32_t butt
     dev_osc_set_pose(user, pose, buttons);
 }
 
+/* Why the file at path could not be written, on stderr: errno, as fopen
+ * or fclose left it ("No space left on device" is found at fclose). */
+static void say_unwritable(const char *path, const char *what)
+{
+    fprintf(stderr, "hapticd: %s: cannot write the %s: %s\n", path, what, strerror(errno));
+}
+
 /* 0, or -1 (said on stderr) when the file cannot be written */
 static int write_stats_json(const char *path, const rt_status *st)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "hapticd: %s: %s\n", path, strerror(errno));
+        say_unwritable(path, "stats");
         return -1;
     }
     fprintf(f,
@@ -154,7 +161,7 @@ static int write_stats_json(const char *path, const rt_status *st)
         fprintf(f, "%s\"%s\": %llu", c > RT_FAULT_NONE + 1 ? ", " : "", rt_fault_name(c), (unsigned long long)st->faults_by_cause[c]);
     fprintf(f, "}\n}\n");
     if (fclose(f) != 0) {
-        fprintf(stderr, "hapticd: %s: cannot write the stats\n", path);
+        say_unwritable(path, "stats");
         return -1;
     }
     return 0;
@@ -205,7 +212,7 @@ static int run_scenario(const char *path, const char *record, const char *report
                 f = NULL;
         }
         if (!f) {
-            fprintf(stderr, "hapticd: %s: cannot write the report\n", report_json);
+            say_unwritable(report_json, "report");
             status = 1;
         }
     }
@@ -220,7 +227,7 @@ int main(int argc, char **argv)
     rt_config cfg = rt_config_default();
     const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL, *record_dir = NULL;
     const char *scenario = NULL, *report_json = NULL;
-    int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131;
+    int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131, odp_given = 0;
     double duration = 0;
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
@@ -306,7 +313,7 @@ int main(int argc, char **argv)
                 else if (c == O_MAXF) cfg.limits.max_force_n = v;
                 else if (c == O_MAXT) cfg.limits.max_torque_nm = v;
                 else if (c == O_OSCP) osc_port = (int)v;
-                else if (c == O_ODP) osc_dev_port = (int)v;
+                else if (c == O_ODP) osc_dev_port = (int)v, odp_given = 1;
                 else if (c == O_CPULAT) cfg.cpu_latency_us = v < -1 ? -2 : v > 1e6 ? 1000000 : (int)v;
                 else if (c == O_VOXBUD) cfg.voxel_budget_us = v;
                 break;
@@ -329,6 +336,10 @@ int main(int argc, char **argv)
     }
     if (report_json) {
         fprintf(stderr, "hapticd: --report-json goes with --scenario\n");
+        return 2;
+    }
+    if (odp_given && strcmp(driver, "osc")) {
+        fprintf(stderr, "hapticd: --osc-device-port goes with --driver osc (the driver is %s)\n", driver);
         return 2;
     }
     if (!demo && nloads == 0) {

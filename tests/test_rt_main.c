@@ -249,6 +249,11 @@ static void test_help_and_refusals(void)
     expect_refused((const char *[]){"--demo", "--ist-spheres", "2.5", NULL}, 2, "--ist-spheres is a whole number from 1 to");
     expect_refused((const char *[]){"--demo", "stray", NULL}, 2, "unexpected argument 'stray'");
     expect_refused((const char *[]){"--demo", "--report-json", "r.json", NULL}, 2, "--report-json goes with --scenario");
+    /* the OSC device's port without the OSC device: said, not ignored */
+    expect_refused((const char *[]){"--demo", "--osc-device-port", "5000", NULL}, 2,
+                   "hapticd: --osc-device-port goes with --driver osc (the driver is sim)\n");
+    expect_refused((const char *[]){"--demo", "--driver", "null", "--osc-device-port", "5000", NULL}, 2,
+                   "hapticd: --osc-device-port goes with --driver osc (the driver is null)\n");
     expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--demo", NULL}, 2, "--scenario sets its own scene");
     expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--budget-us", "100", NULL}, 2,
                    "only --record, --report-json and --quiet go with it");
@@ -308,7 +313,7 @@ static void test_help_and_refusals(void)
                    want);
     /* a stats file it cannot write: the run ends, says why, exit 1 (as
      * the scenario's --report-json does) */
-    snprintf(want, sizeof want, "hapticd: %s: No such file or directory\n", missing_file);
+    snprintf(want, sizeof want, "hapticd: %s: cannot write the stats: No such file or directory\n", missing_file);
     expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json", missing_file, "--duration", "0.1",
                                     NULL},
                    1, want);
@@ -316,7 +321,7 @@ static void test_help_and_refusals(void)
     if (access("/dev/full", W_OK) == 0)
         expect_refused((const char *[]){"--load", box_at, QUIET_MACHINE, "--no-osc", "--quiet", "--stats-json", "/dev/full", "--duration",
                                         "0.1", NULL},
-                       1, "hapticd: /dev/full: cannot write the stats\n");
+                       1, "hapticd: /dev/full: cannot write the stats: No space left on device\n");
     remove(box);
 }
 
@@ -886,7 +891,7 @@ static void test_scenario_status(void)
         run((const char *[]){"--scenario", sim_path, "--report-json", "/dev/full", NULL}, "fullrep", 300, r);
         char said[400];
         snprintf(said, sizeof said, "hapticd: scenario %s, 0.2 s on a virtual clock\n", sim_path);
-        CHECK(r->rc == 1 && strstr(r->err, said) && strstr(r->err, "hapticd: /dev/full: cannot write the report\n") && strstr(r->out, "expect") &&
+        CHECK(r->rc == 1 && strstr(r->err, said) && strstr(r->err, "hapticd: /dev/full: cannot write the report: No space left on device\n") && strstr(r->out, "expect") &&
                   !strstr(r->out, "FAIL"),
               "--report-json /dev/full: exit %d, stdout: %s, stderr: %s", r->rc, r->out, r->err);
     }
