@@ -316,6 +316,29 @@ static void test_expect_ops_and_json(void)
     sim_report_print(f, &r, 1);
     read_back(f, out, sizeof out);
     fclose(f);
+    /* the text report of the same run: one "name value" line a metric,
+     * which the JSON must list in the same order with the same values */
+    static char text[8192];
+    f = tmpfile();
+    if (!f)
+        return;
+    sim_report_print(f, &r, 0);
+    read_back(f, text, sizeof text);
+    fclose(f);
+    int metrics = 0, differ = 0;
+    const char *jp = out;
+    for (const char *t = text; *t; metrics++) {
+        char name[64], val[64], member[160];
+        int used = 0;
+        if (sscanf(t, "%63s %63s%n", name, val, &used) != 2)
+            break;
+        t += used + (t[used] == '\n');
+        snprintf(member, sizeof member, "  \"%s\": %s", name, strstr(val, "nan") || strstr(val, "inf") ? "null" : val);
+        const char *at = strstr(jp, member);
+        differ += !at || (at[strlen(member)] != ',' && at[strlen(member)] != '\n');
+        jp = at ? at + strlen(member) : jp;
+    }
+    CHECK(metrics > 20 && differ == 0, "the JSON lists the text report's %d metrics in order with their values (%d differ)", metrics, differ);
     CHECK(strstr(out, "  \"first_contact_s\": null,") && strstr(out, "  \"max_penvol_m3\": null,") && strstr(out, "  \"faults\": 3,") &&
               strstr(out, "  \"work_j\": -0.25,"),
           "null for NaN and infinity, numbers as they are:\n%s", out);
@@ -333,7 +356,8 @@ static void test_expect_ops_and_json(void)
         int last = strstr(q, "\"handle_end_z\"") != NULL;
         bad += strncmp(q, "  \"", 3) != 0 || !strstr(q, "\": ") || (q[len - 1] == ',') == last || strstr(q, "nan") || strstr(q, "inf");
     }
-    CHECK(lines == 33 && bad == 0, "%d JSON lines (33), %d malformed", lines, bad);
+    CHECK(lines == metrics + 2 && bad == 0, "%d JSON lines (want the text report's %d metrics and two braces), %d malformed", lines,
+          metrics, bad);
 }
 
 /* Parts of a run no other test reaches: a mesh file as a BVH object
