@@ -215,7 +215,10 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         snprintf(err, errlen, "%s: %lu vertices is too many", path, nv);
         goto fail;
     }
-    v = malloc(sizeof *v * (nv ? nv : 1));
+    /* the header's count is only a claim: the array grows as vertices are
+     * read (a 150-byte file declaring 2^28 took 6.4 GB before reading one) */
+    size_t cap = nv < 65536 ? nv : 65536;
+    v = malloc(sizeof *v * (cap ? cap : 1));
     if (!v) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
@@ -268,6 +271,15 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
         if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2])) {
             snprintf(err, errlen, "%s: vertex %lu is not finite", path, i);
             goto fail;
+        }
+        if (i == cap) {
+            cap = 2 * cap < nv ? 2 * cap : nv;
+            prox_vec3 *g = realloc(v, sizeof *v * cap);
+            if (!g) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                goto fail;
+            }
+            v = g;
         }
         v[i] = prox_v3(xyz[0], xyz[1], xyz[2]);
     }

@@ -1,5 +1,7 @@
 /* test_voxel.c - dynamic voxel maps: update invariants against a map built
  * from scratch, files, and cross-type queries against brute force. */
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -319,6 +321,90 @@ static void test_cloud_through_assimp(void)
     CHECK(system(cmd) == 0, "cleanup");
 }
 
+/* A PLY header's vertex count is not trusted for memory: a file of a few
+ * hundred bytes declaring 2^28 vertices (the most the reader takes) made
+ * it reserve 6.4 GB before reading one (fuzz_cloud stops there on
+ * libFuzzer's 4 GB malloc limit). Read in a child whose address space
+ * allows 256 MB more than it uses, these files must be refused as
+ * truncated, naming the vertices found (the reservation failed "out of
+ * memory", or under ASan ended the child), and a file of 70000 vertices
+ * (past the reader's first block) must still read, every cell present. */
+static int ply_under_limit(const char *path, size_t want_cells, char *err, size_t errlen)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        FILE *st = fopen("/proc/self/status", "r");
+        char line[256];
+        unsigned long long vm_kb = 0;
+        while (st && fgets(line, sizeof line, st))
+            if (sscanf(line, "VmSize: %llu kB", &vm_kb) == 1)
+                break;
+        if (st)
+            fclose(st);
+        struct rlimit rl = {(rlim_t)(vm_kb * 1024 + (256ull << 20)), (rlim_t)(vm_kb * 1024 + (256ull << 20))};
+        char e[512] = "";
+        prox_voxmap *m = NULL;
+        int rc = vm_kb && setrlimit(RLIMIT_AS, &rl) == 0 ? prox_voxmap_from_cloud(path, 0.1, 1, &m, e, sizeof e) : -2;
+        if (rc == 0)
+            snprintf(e, sizeof e, "read, %u cells", prox_voxmap_count(m, PROX_CLASS_ALL));
+        const int ok = rc == 0 ? m && prox_voxmap_count(m, PROX_CLASS_ALL) == want_cells : rc == -1;
+        if (write(fd[1], e, strlen(e) + 1) < 0)
+            _exit(3);
+        _exit(ok ? 0 : 1); /* (no leak check: m is the child's) */
+    }
+    close(fd[1]);
+    ssize_t got = pid > 0 ? read(fd[0], err, errlen - 1) : -1;
+    err[got > 0 ? got : 0] = 0;
+    close(fd[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    if (!WIFEXITED(status))
+        snprintf(err + strlen(err), errlen - strlen(err), " (the child died of signal %d)", WTERMSIG(status));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_ply_count_not_trusted(void)
+{
+    char dir[] = "/tmp/hapticd-vox-XXXXXX", path[256], err[600];
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    for (int form = 0; form < 3; form++) {
+        snprintf(path, sizeof path, "%s/cloud%d.ply", dir, form);
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL, "write %s", path);
+        if (!f)
+            continue;
+        const unsigned long n = form == 2 ? 70000 : 1ul << 28;
+        fprintf(f, "ply\nformat %s 1.0\nelement vertex %lu\nproperty float x\nproperty float y\nproperty float z\nend_header\n",
+                form == 1 ? "binary_little_endian" : "ascii", n);
+        if (form == 1) {
+            const float xyz[6] = {0, 0, 0, 1, 2, 3};
+            fwrite(xyz, sizeof xyz, 1, f);
+        } else {
+            /* (form 0: two points; form 2: 70000 in distinct cells, a
+             * 100 x 700 grid of step 0.25 at cell 0.1) */
+            for (unsigned long i = 0; i < (form == 2 ? n : 2); i++)
+                fprintf(f, "%.2f %.2f 0\n", (double)(i % 100) * 0.25, (double)(i / 100) * 0.25);
+        }
+        fclose(f);
+        const int rc = ply_under_limit(path, form == 2 ? n : 0, err, sizeof err);
+        if (form == 2) {
+            CHECK(rc == 0, "%s, 70000 vertices, under the limit: %s", path, err);
+        } else {
+            char want[400];
+            snprintf(want, sizeof want, "%s: truncated PLY (2 of 268435456 vertices)", path);
+            CHECK(rc == 0 && !strcmp(err, want), "%s declaring 2^28 vertices, holding 2: %s (want '%s')", path, err, want);
+        }
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 /* brute force: every voxel against every sphere / triangle */
 static void test_cross_type_brute(void)
 {
@@ -504,6 +590,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_update_invariants);
     RUN_TEST(test_files);
     RUN_TEST(test_cloud_through_assimp);
+    RUN_TEST(test_ply_count_not_trusted);
     RUN_TEST(test_cross_type_brute);
     RUN_TEST(test_bank_switch);
     prox_engine_destroy(engine);
