@@ -537,6 +537,42 @@ static void test_bank_replace(void)
     CHECK((r.flags & PROX_RESULT_NO_HANDLER) && fabs(r.value - b2.dmin) <= 1e-12, "forest skips the pair");
     TB[1].tree.type = PROX_TREE_USER0;
     prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &orig);
+    /* a type or kind past the bank's table: nothing set (the table's
+     * neighbours unchanged), nothing found, and a tree of such a type in a
+     * query is a pair with no handler, not a read past the table */
+    prox_handler other = toy_handler();
+    other.name = "out of range";
+    static const prox_handler *before[PROX_TREE_TYPE_COUNT][PROX_TREE_TYPE_COUNT][PROX_QUERY_KIND_COUNT];
+    static prox_handler before_h[PROX_TREE_TYPE_COUNT][PROX_TREE_TYPE_COUNT][PROX_QUERY_KIND_COUNT];
+    for (uint32_t a = 0; a < PROX_TREE_TYPE_COUNT; a++)
+        for (uint32_t b = 0; b < PROX_TREE_TYPE_COUNT; b++)
+            for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++)
+                if ((before[a][b][k] = prox_bank_get(bank, a, b, k)))
+                    before_h[a][b][k] = *before[a][b][k];
+    prox_bank_set(bank, PROX_TREE_TYPE_COUNT, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &other);
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_TYPE_COUNT, PROX_QUERY_DISTANCE, &other);
+    prox_bank_set(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_KIND_COUNT, &other);
+    int changed = 0;
+    for (uint32_t a = 0; a < PROX_TREE_TYPE_COUNT; a++)
+        for (uint32_t b = 0; b < PROX_TREE_TYPE_COUNT; b++)
+            for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++) {
+                const prox_handler *now = prox_bank_get(bank, a, b, k);
+                changed += now != before[a][b][k] || (now && memcmp(now, &before_h[a][b][k], sizeof *now) != 0);
+            }
+    CHECK(changed == 0, "%d entries in range changed by sets out of range", changed);
+    const prox_handler *kept = prox_bank_get(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE);
+    CHECK(kept && !strcmp(kept->name, orig.name), "the handler in range unchanged: '%s'", kept ? kept->name : "(none)");
+    CHECK(prox_bank_get(bank, PROX_TREE_TYPE_COUNT, PROX_TREE_USER0, PROX_QUERY_DISTANCE) == NULL &&
+              prox_bank_get(bank, PROX_TREE_USER0, PROX_TREE_TYPE_COUNT, PROX_QUERY_DISTANCE) == NULL &&
+              prox_bank_get(bank, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_KIND_COUNT) == NULL &&
+              prox_bank_get(NULL, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE) == NULL,
+          "nothing found out of range");
+    prox_bank_set(NULL, PROX_TREE_USER0, PROX_TREE_USER0, PROX_QUERY_DISTANCE, &other); /* (no bank: nothing to do) */
+    const uint32_t type_b = TB[0].tree.type;
+    TB[0].tree.type = PROX_TREE_TYPE_COUNT + 5;
+    CHECK(prox_query_run(eng, &q, &op, 1, &r) == 0 && (r.flags & PROX_RESULT_NO_HANDLER) && r.expansions == 0,
+          "a tree type past the table: no handler (flags %u)", r.flags);
+    TB[0].tree.type = type_b;
 }
 
 static void test_swap(void)

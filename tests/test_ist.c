@@ -1526,6 +1526,46 @@ static void test_ist_cli(void)
     snprintf(cmd, sizeof cmd, "%s penvol %s %s %s --fast", prox_bin, ia, ib, pp);
     CHECK(check_run_cmd2(cmd, out, 16, &n, why, err) == 2 && n == 0, "penvol --fast: exit 2");
     CHECK(strstr(why, "prox penvol: --fast is not an option of penvol"), "penvol --fast: '%s'", why);
+    /* a tree file that does not load, on either side: exit 1, the file
+     * named with what is wrong, no answer printed (and, under ASan, the
+     * side loaded first freed) */
+    char trunc[300], junk[300], missing[300], want[400];
+    snprintf(trunc, sizeof trunc, "%s/trunc.ist", dir);
+    snprintf(junk, sizeof junk, "%s/junk.vox", dir);
+    snprintf(missing, sizeof missing, "%s/missing.ist", dir);
+    {
+        size_t size = 0;
+        unsigned char *bytes = check_read_file(ia, &size);
+        FILE *tf = fopen(trunc, "wb");
+        CHECK(bytes && size > 100 && tf, "copy of %s", ia);
+        if (bytes && tf)
+            fwrite(bytes, 1, 100, tf);
+        if (tf)
+            fclose(tf);
+        free(bytes);
+        FILE *jf = fopen(junk, "w");
+        if (jf) {
+            fputs("not a map\n", jf);
+            fclose(jf);
+        }
+    }
+    const struct {
+        const char *a, *b, *why;
+    } unloadable[] = {
+        {ia, trunc, "%s: not an .ist file (too short: 100 bytes)"},
+        {junk, ib, "%s:1: not a voxel map (want 'hapticd-voxmap 1' first)"},
+        {missing, ib, "%s: No such file or directory"},
+    };
+    for (size_t k = 0; k < sizeof unloadable / sizeof unloadable[0]; k++) {
+        const char *bad = k == 0 ? trunc : k == 1 ? junk : missing;
+        snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, unloadable[k].a, unloadable[k].b, pp);
+        const int rc = check_run_cmd(cmd, out, 16, &n, err);
+        char line[300];
+        snprintf(line, sizeof line, unloadable[k].why, bad);
+        snprintf(want, sizeof want, "prox: %s\n", line);
+        CHECK(rc == 1 && n == 0 && !strcmp(err, want), "an unloadable %s: exit %d, %d lines, '%s' (want '%s')", bad, rc, n, err, want);
+    }
+    remove(trunc), remove(junk);
     remove(pa), remove(pb), remove(ia), remove(ib), remove(pp), rmdir(dir);
     prox_mesh_free(ma), prox_mesh_free(mb), prox_mesh_free(la), prox_mesh_free(lb);
 }

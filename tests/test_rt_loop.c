@@ -837,6 +837,19 @@ static void test_replay_driver(void)
     fputs("1 0 0 0 1 0 0 0\n0.5 0 0 0 1 0 0 0\n", f);
     fclose(f);
     CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, "rising"), "time going back refused: %s", err);
+    /* a line over the reader's 1022 characters (a pose padded with spaces),
+     * and a file of comments and blank lines only: each named */
+    char want[400];
+    f = fopen(path, "w");
+    fprintf(f, "0 0 0 0 1 0 0 0\n%1100s\n", "0.5 0 0 0 1 0 0 0");
+    fclose(f);
+    snprintf(want, sizeof want, "replay device: %s:2: line longer than 1022 characters", path);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && !strcmp(err, want), "long line refused: '%s'", err);
+    f = fopen(path, "w");
+    fputs("# t x y z qw qx qy qz\n\n   \n# nothing\n", f);
+    fclose(f);
+    snprintf(want, sizeof want, "replay device: %s holds no trajectory", path);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && !strcmp(err, want), "no pose at all refused: '%s'", err);
     unlink(path);
     CHECK(dev_replay_open(path, err, sizeof err) == NULL && strstr(err, path), "missing file: %s", err);
 }
@@ -1109,6 +1122,359 @@ static void test_bundle_across_stop(void)
     dev_close(dev);
 }
 
+/* ---- lockstep checks of the cycle (null device at the origin) ---- */
+
+#define LOCKSTEP_HZ 100
+
+/* every telemetry record of a lockstep run, in order */
+typedef struct tel_log {
+    rt_telemetry t[64];
+    int n;
+} tel_log;
+
+static void on_log(const rt_telemetry *t, void *user)
+{
+    tel_log *l = user; /* (lockstep: the caller's thread drains, no lock needed) */
+    if (l->n < (int)(sizeof l->t / sizeof l->t[0]))
+        l->t[l->n++] = *t;
+}
+
+/* a lockstep service on the null device (cfg at 100 Hz, priority 0) with
+ * the 2 cm ball tool at the origin and a box (10 cm half side) whose face
+ * lies gap_m from the ball along +x; its telemetry to log. NULL (a failed
+ * check) when it cannot be had. The budget, 5 ms, is real time in
+ * lockstep too: room for a sanitized build on a loaded machine, so that
+ * every query with a budget completes and runs repeat exactly. */
+static rt_service *near_box_service(rt_config cfg, double gap_m, dev_device **dev, tel_log *log)
+{
+    char err[256] = "";
+    cfg.priority = 0;
+    cfg.rate_hz = LOCKSTEP_HZ;
+    cfg.budget_us = 5000;
+    rt_service *svc = null_service(&cfg, dev);
+    if (!svc)
+        return NULL;
+    const int ok = add(svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0.12 + gap_m, 0, 0), err) == 0 &&
+                   add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
+                   rt_service_set_tool(svc, "tool", err, sizeof err) == 0 && rt_service_add_telemetry_listener(svc, on_log, log) == 0;
+    CHECK(ok, "near-box scene: %s", err);
+    if (!ok) {
+        rt_service_destroy(svc);
+        dev_close(*dev);
+        return NULL;
+    }
+    return svc;
+}
+
+/* n lockstep cycles a period apart after t_ns (updated); 0 or a failed check */
+static int steps(rt_service *svc, uint64_t *t_ns, int n)
+{
+    char err[256];
+    for (int i = 0; i < n; i++)
+        if (rt_service_step(svc, *t_ns += 1000000000 / LOCKSTEP_HZ, err, sizeof err) != 0) {
+            CHECK(0, "step: %s", err);
+            return -1;
+        }
+    return 0;
+}
+
+/* A ramp time of 0 means full force at once: the same output, cycle for
+ * cycle, as the shortest ramp (1e-9 s, full after one cycle), not zero
+ * force and not the default ramp. The 0.5 s ramp scales the same forces
+ * by k * period / ramp_s at its k-th cycle (the null device ignores forces,
+ * so the proxy moves the same in all three). */
+static void test_ramp_zero(void)
+{
+    const double ramps[3] = {0.0, 1e-9, 0.5};
+    tel_log log[3];
+    for (int r = 0; r < 3; r++) {
+        memset(&log[r], 0, sizeof log[r]);
+        rt_config cfg = rt_config_default();
+        cfg.limits.ramp_s = ramps[r];
+        cfg.limits.max_force_rate_n_per_cycle = 0; /* no rate limit: the ramp alone shapes the output */
+        dev_device *dev;
+        rt_service *svc = near_box_service(cfg, 0.002, &dev, &log[r]);
+        if (!svc)
+            return;
+        uint64_t t = 1000000;
+        steps(svc, &t, 40);
+        rt_service_destroy(svc);
+        dev_close(dev);
+    }
+    CHECK(log[0].n == 40 && log[1].n == 40 && log[2].n == 40, "40 records each: %d %d %d", log[0].n, log[1].n, log[2].n);
+    int pushing = 0, same = 0, ramped = 0;
+    for (int k = 0; k < 40 && k < log[0].n && k < log[1].n && k < log[2].n; k++) {
+        const prox_vec3 f0 = log[0].t[k].force_n, f1 = log[1].t[k].force_n, f2 = log[2].t[k].force_n;
+        pushing += prox_v3_len(f0) > 0.01 && (log[0].t[k].flags & RT_TEL_CONTACT);
+        same += f0.x == f1.x && f0.y == f1.y && f0.z == f1.z;
+        const double want = fmin(1.0, (k + 1) / (double)LOCKSTEP_HZ / 0.5); /* the k-th cycle's ramp (cycles counted from 1) */
+        ramped += prox_v3_dist(f2, prox_v3_scale(f1, want)) <= 1e-12 + 1e-9 * prox_v3_len(f1);
+    }
+    CHECK(pushing >= 30, "the margin pushes the tool: %d of 40 cycles with force", pushing);
+    CHECK(same == 40, "ramp 0 gives the instant ramp's output: %d of 40 cycles the same (cycle 10: %g N vs %g N)", same,
+          log[0].n > 10 ? prox_v3_len(log[0].t[10].force_n) : -1, log[1].n > 10 ? prox_v3_len(log[1].t[10].force_n) : -1);
+    CHECK(ramped == 40, "the 0.5 s ramp scales them by k/50: %d of 40 cycles (cycle 10: %g N vs %g N)", ramped,
+          log[2].n > 10 ? prox_v3_len(log[2].t[10].force_n) : -1, log[1].n > 10 ? prox_v3_len(log[1].t[10].force_n) : -1);
+}
+
+/* Moving the tool object (set_pose on the tool) starts the proxy over at
+ * the handle: the cycle after it finds the proxy where the first cycle
+ * did (at the device, one step of the same margin push), not where the
+ * push had carried it since. */
+static void test_tool_pose_restarts_proxy(void)
+{
+    char err[256];
+    tel_log log;
+    memset(&log, 0, sizeof log);
+    dev_device *dev;
+    rt_service *svc = near_box_service(rt_config_default(), 0.002, &dev, &log);
+    if (!svc)
+        return;
+    uint64_t t = 1000000;
+    steps(svc, &t, 30);
+    prox_xform x = prox_xform_from_pose(prox_v3(0, 0.5, 0), prox_quat_identity());
+    CHECK(rt_service_set_pose(svc, "tool", &x, err, sizeof err) == 0, "tool pose: %s", err);
+    steps(svc, &t, 1);
+    CHECK(log.n == 31, "31 records: %d", log.n);
+    if (log.n == 31) {
+        const prox_vec3 first = log.t[0].tool_pos, before = log.t[29].tool_pos, after = log.t[30].tool_pos;
+        CHECK(first.x < -1e-9 && before.x < first.x, "the push carries the proxy on: -x %g m after 1 cycle, %g m after 30", first.x,
+              before.x);
+        CHECK(prox_v3_dist(after, first) <= 1e-15, "after the tool's pose the proxy starts over: (%g %g %g), the first cycle's (%g %g %g)",
+              after.x, after.y, after.z, first.x, first.y, first.z);
+    }
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* A query that settles nothing in its budget next to an object holds the
+ * proxy where it was (the last cycle measured something within the
+ * margin) for at most 20 cycles; then it moves on as in free space.
+ * A budget of 0 leaves every query incomplete, and the box replaced by a
+ * new one at the same place leaves its pair no cached answer: nothing is
+ * found (with the old box's cache a budget-0 query still answers). */
+static void test_proxy_hold_bounded(void)
+{
+    char err[256];
+    tel_log log;
+    memset(&log, 0, sizeof log);
+    dev_device *dev;
+    rt_service *svc = near_box_service(rt_config_default(), 0.002, &dev, &log);
+    if (!svc)
+        return;
+    uint64_t t = 1000000;
+    steps(svc, &t, 10);
+    CHECK(rt_service_set_budget_us(svc, 0, err, sizeof err) == 0, "budget 0: %s", err);
+    CHECK(rt_service_remove_object(svc, "box", err, sizeof err) == 0, "remove box: %s", err);
+    CHECK(add(svc, "box2", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0.122, 0, 0), err) == 0, "box2: %s", err);
+    steps(svc, &t, 25);
+    CHECK(log.n == 35, "35 records: %d", log.n);
+    if (log.n == 35) {
+        CHECK(log.t[9].flags & RT_TEL_CONTACT, "cycle 10 measured the margin: flags %u", log.t[9].flags);
+        int incomplete = 0, held = 0;
+        for (int k = 10; k < 35; k++) {
+            incomplete += (log.t[k].flags & RT_TEL_QUERY_INCOMPLETE) && log.t[k].distance_m == -1.0;
+            held += k < 30 && prox_v3_dist(log.t[k].tool_pos, log.t[9].tool_pos) == 0;
+        }
+        CHECK(incomplete == 25, "every budget-0 query incomplete, nothing found: %d of 25", incomplete);
+        CHECK(held == 20, "the proxy held its place 20 cycles: %d", held);
+        CHECK(prox_v3_dist(log.t[30].tool_pos, log.t[9].tool_pos) > 1e-9, "then it moves on (%g m)",
+              prox_v3_dist(log.t[30].tool_pos, log.t[9].tool_pos));
+    }
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* A second recording replaces the first: the first file keeps the records
+ * up to the switch, the second those after it, each with its header, no
+ * record lost or written twice. */
+static void test_record_switch(void)
+{
+    char err[256], dir[] = "/tmp/hapticd-rec-XXXXXX", pa[300], pb[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    snprintf(pa, sizeof pa, "%s/a.tel", dir);
+    snprintf(pb, sizeof pb, "%s/b.tel", dir);
+    tel_log log;
+    memset(&log, 0, sizeof log);
+    rt_config cfg = rt_config_default();
+    dev_device *dev;
+    rt_service *svc = near_box_service(cfg, 0.5, &dev, &log);
+    if (!svc)
+        return;
+    uint64_t t = 1000000;
+    CHECK(rt_service_record_start(svc, pa, err, sizeof err) == 0, "record a: %s", err);
+    steps(svc, &t, 3);
+    CHECK(rt_service_record_start_new(svc, pb, err, sizeof err) == 0, "record b: %s", err);
+    steps(svc, &t, 5);
+    CHECK(rt_service_record_stop(svc) == 0, "stop: recording");
+    CHECK(rt_service_record_stop(svc) == -1, "stop again: not recording");
+    steps(svc, &t, 1);
+    const char *paths[2] = {pa, pb};
+    const unsigned long long first[2] = {0, 3}, count[2] = {3, 5};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(paths[i], "r");
+        CHECK(f != NULL, "%s written", paths[i]);
+        if (!f)
+            continue;
+        char line[512];
+        int header = 0, lines = 0, in_order = 1;
+        while (fgets(line, sizeof line, f)) {
+            if (line[0] == '#') {
+                header += lines == 0 && strstr(line, "# hapticd telemetry: seq") == line;
+                continue;
+            }
+            unsigned long long seq = 0;
+            in_order &= sscanf(line, "%llu", &seq) == 1 && seq == first[i] + (unsigned long long)lines;
+            lines++;
+        }
+        fclose(f);
+        CHECK(header == 1 && lines == (int)count[i] && in_order, "%s: header %d, %d records (want %llu from seq %llu), in order %d",
+              paths[i], header, lines, count[i], first[i], in_order);
+        remove(paths[i]);
+    }
+    rmdir(dir);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* The control calls' refusals not met elsewhere: gains a device cannot
+ * render stably refused at create (its limit itself taken), a second
+ * start, no pose, a name too short or too long for add, a sphere count
+ * above RT_IST_SPHERES_MAX and a bad pose refused before the file is read,
+ * a closed mesh the sphere tree refuses named with its file, a remove
+ * that finds the queue full (the object stays). */
+static void test_more_refusals(void)
+{
+    char err[512] = "";
+    dev_device *dev = dev_null_open(err, sizeof err);
+    CHECK(dev != NULL, "null device: %s", err);
+    if (!dev)
+        return;
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    const double k_max = dev->info.max_stiffness_n_per_m, b_max = dev->info.max_damping_n_s_per_m;
+    for (int i = 0; i < 4; i++) {
+        rt_config c = cfg;
+        if (i == 0)
+            c.gains.coupling_k_n_per_m = k_max * (1 + 1e-9);
+        else if (i == 1)
+            c.gains.margin_stiffness_n_per_m = k_max * (1 + 1e-9);
+        else if (i == 2)
+            c.gains.coupling_b_n_s_per_m = b_max * (1 + 1e-9);
+        else
+            c.gains.damping_n_s_per_m = b_max * (1 + 1e-9);
+        err[0] = 0;
+        rt_service *s = rt_service_create(&c, dev, err, sizeof err);
+        CHECK(!s && !strcmp(err, i < 2 ? "service: coupling and margin stiffness must not exceed the device's stable stiffness"
+                                       : "service: coupling and contact damping must not exceed the device's stable damping"),
+              "gains %d above the device's: '%s'", i, err);
+        rt_service_destroy(s);
+    }
+    rt_config at = cfg;
+    at.gains.coupling_k_n_per_m = at.gains.margin_stiffness_n_per_m = k_max;
+    at.gains.coupling_b_n_s_per_m = at.gains.damping_n_s_per_m = b_max;
+    rt_service *s_at = rt_service_create(&at, dev, err, sizeof err);
+    CHECK(s_at != NULL, "gains at the device's limits taken: %s", err);
+    rt_service_destroy(s_at);
+
+    rt_service *svc = rt_service_create(&cfg, dev, err, sizeof err);
+    CHECK(svc != NULL, "service: %s", err);
+    if (!svc) {
+        dev_close(dev);
+        return;
+    }
+    CHECK(rt_service_set_pose(svc, "x", NULL, err, sizeof err) == -1 && !strcmp(err, "no pose"), "no pose: '%s'", err);
+    rt_object o;
+    const int made = rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), RT_IST_SPHERES, &o, err, sizeof err) == 0;
+    CHECK(made, "box: %s", err);
+    char long_name[RT_NAME_MAX + 1];
+    memset(long_name, 'n', RT_NAME_MAX);
+    long_name[RT_NAME_MAX] = 0;
+    const char *bad_names[2] = {"", long_name};
+    for (int i = 0; i < 2 && made; i++)
+        CHECK(rt_service_add_object(svc, bad_names[i], &o, NULL, err, sizeof err) == -1 &&
+                  !strcmp(err, "object names are 1 to 31 characters") && o.tree != NULL,
+              "add named '%s': '%s' (the object stays the caller's)", bad_names[i], err);
+    long_name[RT_NAME_MAX - 1] = 0; /* 31 characters: taken */
+    CHECK(made && rt_service_add_object(svc, long_name, &o, NULL, err, sizeof err) == 0, "a 31-character name: %s", err);
+    if (made && o.tree)
+        rt_object_free(&o);
+    char msg[200];
+    snprintf(msg, sizeof msg, "'x': %u inner spheres asked for, at most %u", RT_IST_SPHERES_MAX + 1, RT_IST_SPHERES_MAX);
+    CHECK(rt_service_load_object(svc, "x", "/nonexistent/m.off", NULL, RT_IST_SPHERES_MAX + 1, err, sizeof err) == -1 && !strcmp(err, msg),
+          "too many spheres: '%s'", err);
+    CHECK(rt_service_load_object(svc, "x", "/nonexistent/m.off", NULL, RT_IST_SPHERES_MAX, err, sizeof err) == -1 &&
+              strstr(err, "/nonexistent/m.off") && !strstr(err, "spheres"),
+          "the most spheres pass to the file: '%s'", err);
+    prox_xform far = prox_xform_identity();
+    far.t.z = INFINITY;
+    CHECK(rt_service_load_object(svc, "x", "/nonexistent/m.off", &far, 0, err, sizeof err) == -1 && !strcmp(err, "x: pose is not finite"),
+          "a bad pose before the file: '%s'", err);
+    /* a closed box turned inside out: its file named, and why */
+    char dir[] = "/tmp/hapticd-inv-XXXXXX", path[300];
+    if (mkdtemp(dir)) {
+        snprintf(path, sizeof path, "%s/inside-out.obj", dir);
+        prox_mesh *b = prox_mesh_make_box(prox_v3(0.05, 0.05, 0.05));
+        FILE *f = fopen(path, "w");
+        for (uint32_t i = 0; f && b && i < b->vertex_count; i++)
+            fprintf(f, "v %.17g %.17g %.17g\n", b->vertices[i].x, b->vertices[i].y, b->vertices[i].z);
+        for (uint32_t i = 0; f && b && i < b->triangle_count; i++)
+            fprintf(f, "f %u %u %u\n", b->triangles[i][0] + 1, b->triangles[i][2] + 1, b->triangles[i][1] + 1);
+        if (f)
+            fclose(f);
+        prox_mesh_free(b);
+        CHECK(rt_service_load_object(svc, "inv", path, NULL, 0, err, sizeof err) == -1 && strstr(err, path) == err &&
+                  strstr(err, "mesh encloses no positive volume") && strstr(err, "inside out"),
+              "an inside-out box: '%s'", err);
+        remove(path);
+        rmdir(dir);
+    } else
+        CHECK(0, "mkdtemp");
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.object_count == 1, "only the 31-character box taken: %u objects", st.object_count);
+    CHECK(rt_service_start(svc, err, sizeof err) == 0, "start: %s", err);
+    CHECK(rt_service_start(svc, err, sizeof err) == -1 && !strcmp(err, "service: already running"), "second start: '%s'", err);
+    rt_service_status(svc, &st);
+    CHECK(st.running == 1, "still running after the refused start");
+    rt_service_destroy(svc);
+    /* lockstep: the queue fills until a step drains it, so a remove can
+     * find it full; the object stays, and goes once there is room */
+    rt_config small = cfg;
+    small.cmd_ring_capacity = 4;
+    small.max_cmds_per_cycle = 8;
+    svc = rt_service_create(&small, dev, err, sizeof err);
+    CHECK(svc != NULL, "service: %s", err);
+    if (svc) {
+        CHECK(add(svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(1, 0, 0), err) == 0, "box: %s", err);
+        uint64_t t = 1000000;
+        steps(svc, &t, 1);
+        int taken = 0;
+        for (int i = 0; i < 4; i++) {
+            prox_xform x = prox_xform_from_pose(prox_v3(1 + 0.01 * i, 0, 0), prox_quat_identity());
+            taken += rt_service_set_pose(svc, "box", &x, err, sizeof err) == 0;
+        }
+        CHECK(taken == 4, "4 poses fill the queue: %d taken", taken);
+        CHECK(rt_service_remove_object(svc, "box", err, sizeof err) == -1 && strstr(err, "command queue full (4 commands); try again"),
+              "remove on a full queue: '%s'", err);
+        prox_xform x = prox_xform_identity();
+        CHECK(rt_service_set_pose(svc, "box", &x, err, sizeof err) == -1 && strstr(err, "command queue full"),
+              "the box is still there (the queue, not the name, refuses): '%s'", err);
+        rt_service_status(svc, &st);
+        CHECK(st.object_count == 1, "the box stays: %u objects", st.object_count);
+        steps(svc, &t, 1);
+        CHECK(rt_service_remove_object(svc, "box", err, sizeof err) == 0, "remove once the queue has room: %s", err);
+        steps(svc, &t, 1);
+        rt_service_status(svc, &st);
+        CHECK(st.object_count == 0, "the box gone: %u objects", st.object_count);
+        rt_service_destroy(svc);
+    }
+    dev_close(dev);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1127,5 +1493,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_voxel_queue);
     RUN_TEST(test_watchdog_limit);
     RUN_TEST(test_loop_with_sim_device);
+    RUN_TEST(test_ramp_zero);
+    RUN_TEST(test_tool_pose_restarts_proxy);
+    RUN_TEST(test_proxy_hold_bounded);
+    RUN_TEST(test_record_switch);
+    RUN_TEST(test_more_refusals);
     return check_summary(argv[0]);
 }
