@@ -746,11 +746,19 @@ static void drain_telemetry(rt_service *s)
         s->last_tel = t;
         for (int i = 0; i < s->listener_count; i++)
             s->listeners[i].fn(&t, s->listeners[i].user);
-        if (s->record)
-            fprintf(s->record, "%llu %.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.6g %.6g %.6g %.6g %.6g %.6g %.9g %.9g %.3f %u\n",
-                    (unsigned long long)t.seq, t.time_s, t.tool_pos.x, t.tool_pos.y, t.tool_pos.z, t.tool_rot.w, t.tool_rot.x,
-                    t.tool_rot.y, t.tool_rot.z, t.force_n.x, t.force_n.y, t.force_n.z, t.torque_nm.x, t.torque_nm.y,
-                    t.torque_nm.z, t.distance_m, t.penvol_m3, t.query_us, t.flags);
+        if (s->record &&
+            (fprintf(s->record, "%llu %.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.6g %.6g %.6g %.6g %.6g %.6g %.9g %.9g %.3f %u\n",
+                     (unsigned long long)t.seq, t.time_s, t.tool_pos.x, t.tool_pos.y, t.tool_pos.z, t.tool_rot.w, t.tool_rot.x,
+                     t.tool_rot.y, t.tool_rot.z, t.force_n.x, t.force_n.y, t.force_n.z, t.torque_nm.x, t.torque_nm.y,
+                     t.torque_nm.z, t.distance_m, t.penvol_m3, t.query_us, t.flags) < 0 ||
+             ferror(s->record))) {
+            /* a full disk or a failed device: said once, and the recording
+             * ends (its file is incomplete) instead of losing lines unseen */
+            fprintf(stderr, "hapticd: telemetry recording failed at record %llu (%s); recording stopped\n",
+                    (unsigned long long)t.seq, strerror(errno));
+            fclose(s->record);
+            s->record = NULL;
+        }
         pthread_mutex_unlock(&s->tel_lock);
     }
 }

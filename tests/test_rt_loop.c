@@ -1475,6 +1475,51 @@ static void test_more_refusals(void)
     dev_close(dev);
 }
 
+/* A recording that cannot be written (/dev/full: no space left) is said
+ * on stderr, once, naming the cause, and ends (record_stop: not
+ * recording); the lines were lost without a word before. */
+static void test_record_write_error(void)
+{
+    char err[256], errpath[] = "/tmp/hapticd-recerr-XXXXXX";
+    tel_log log;
+    memset(&log, 0, sizeof log);
+    dev_device *dev;
+    rt_service *svc = near_box_service(rt_config_default(), 0.5, &dev, &log);
+    if (!svc)
+        return;
+    int efd = mkstemp(errpath), saved = dup(2);
+    CHECK(efd >= 0 && saved >= 0, "stderr capture");
+    CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
+    uint64_t t = 1000000;
+    fflush(stderr);
+    if (efd >= 0 && saved >= 0)
+        dup2(efd, 2);
+    steps(svc, &t, 200); /* some 30 kB of lines: more than a stdio buffer */
+    fflush(stderr);
+    if (saved >= 0)
+        dup2(saved, 2), close(saved);
+    const int stopped = rt_service_record_stop(svc);
+    size_t size = 0;
+    unsigned char *text = efd >= 0 ? check_read_file(errpath, &size) : NULL;
+    if (text)
+        text[size] = 0; /* (check_read_file allocates a byte more, not set) */
+    int said = 0;
+    for (const char *p = text ? (const char *)text : ""; (p = strstr(p, "hapticd: telemetry recording failed at record ")); p++)
+        said++;
+    CHECK(said == 1 && strstr((const char *)text, "(No space left on device); recording stopped\n"),
+          "the failure said once: %d times in '%s'", said, text ? (const char *)text : "");
+    CHECK(stopped == -1, "the recording ended (record_stop %d)", stopped);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.cycles == 200 && st.telemetry_received == 200 && st.faults == 0, "the loop went on: %llu cycles, %llu records, %llu faults",
+          (unsigned long long)st.cycles, (unsigned long long)st.telemetry_received, (unsigned long long)st.faults);
+    free(text);
+    if (efd >= 0)
+        close(efd), remove(errpath);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1497,6 +1542,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_tool_pose_restarts_proxy);
     RUN_TEST(test_proxy_hold_bounded);
     RUN_TEST(test_record_switch);
+    RUN_TEST(test_record_write_error);
     RUN_TEST(test_more_refusals);
     return check_summary(argv[0]);
 }
