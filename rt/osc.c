@@ -676,8 +676,9 @@ OSC_HANDLER(h_record_stop)
     (void)argv;
     if (osc_check(o, path, types, argc, "", 0))
         return 0;
-    if (rt_service_record_stop(o->svc))
-        osc_fail(o, path, "not recording");
+    const int rc = rt_service_record_stop(o->svc);
+    if (rc)
+        osc_fail(o, path, rc == -1 ? "not recording" : "the recording's last lines could not be written (the service's stderr says why)");
     else
         osc_done(o, path, NULL);
     return 0;

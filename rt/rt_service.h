@@ -198,6 +198,8 @@ int rt_service_remove_telemetry_listener(rt_service *s, rt_telemetry_fn fn, void
 int rt_service_record_start(rt_service *s, const char *path, char *err, size_t errlen);
 /* The same into a new file only: refused if path exists (or is a link). */
 int rt_service_record_start_new(rt_service *s, const char *path, char *err, size_t errlen);
+/* 0; -1 when not recording; -2 when the file's last lines could not be
+ * written as it was closed (said on stderr). */
 int rt_service_record_stop(rt_service *s);
 
 /* Why a cycle faulted (its output zeroed, the proxy started over at the

@@ -1004,6 +1004,20 @@ void rt_service_stop(rt_service *s)
     s->cpu_latency_fd = -1;
 }
 
+/* Closes the recording (tel_lock held): 0, or -1 when its last lines,
+ * still in the stream's buffer, could not be written (a full disk): said
+ * on stderr as drain_telemetry says a line it cannot write. */
+static int record_close(rt_service *s)
+{
+    const int rc = fclose(s->record);
+    s->record = NULL;
+    if (rc != 0) {
+        fprintf(stderr, "hapticd: telemetry recording failed when closed (%s): its last lines are lost\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 void rt_service_destroy(rt_service *s)
 {
     if (!s)
@@ -1014,7 +1028,7 @@ void rt_service_destroy(rt_service *s)
             if (s->objects[i].used)
                 rt_object_free(&s->objects[i].obj);
     if (s->record)
-        fclose(s->record);
+        record_close(s);
     rt_ring_free(&s->cmd);
     rt_ring_free(&s->vox);
     rt_ring_free(&s->tel);
@@ -1472,7 +1486,7 @@ static int record_open(rt_service *s, const char *path, int fresh, char *err, si
     fprintf(f, "# hapticd telemetry: seq time_s tx ty tz qw qx qy qz fx fy fz mx my mz distance_m penvol_m3 query_us flags\n");
     pthread_mutex_lock(&s->tel_lock);
     if (s->record)
-        fclose(s->record);
+        record_close(s);
     s->record = f;
     pthread_mutex_unlock(&s->tel_lock);
     return 0;
@@ -1491,10 +1505,7 @@ int rt_service_record_start_new(rt_service *s, const char *path, char *err, size
 int rt_service_record_stop(rt_service *s)
 {
     pthread_mutex_lock(&s->tel_lock);
-    int rc = s->record ? 0 : -1;
-    if (s->record)
-        fclose(s->record);
-    s->record = NULL;
+    const int rc = !s->record ? -1 : record_close(s) ? -2 : 0;
     pthread_mutex_unlock(&s->tel_lock);
     return rc;
 }

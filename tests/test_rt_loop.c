@@ -1475,48 +1475,97 @@ static void test_more_refusals(void)
     dev_close(dev);
 }
 
+/* stderr into a temporary file between capture_begin and capture_end,
+ * which returns what was written (malloc'd, NUL-ended; "" if the capture
+ * failed) */
+typedef struct capture {
+    char path[32];
+    int fd, saved;
+} capture;
+
+static void capture_begin(capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/hapticd-recerr-XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(2);
+    CHECK(c->fd >= 0 && c->saved >= 0, "stderr capture");
+    fflush(stderr);
+    if (c->fd >= 0 && c->saved >= 0)
+        dup2(c->fd, 2);
+}
+
+static char *capture_end(capture *c)
+{
+    fflush(stderr);
+    if (c->saved >= 0)
+        dup2(c->saved, 2), close(c->saved);
+    size_t size = 0;
+    unsigned char *text = c->fd >= 0 ? check_read_file(c->path, &size) : NULL;
+    if (text)
+        text[size] = 0; /* (check_read_file allocates a byte more, not set) */
+    if (c->fd >= 0)
+        close(c->fd), remove(c->path);
+    return text ? (char *)text : calloc(1, 1);
+}
+
+static int count_in(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text ? text : ""; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
 /* A recording that cannot be written (/dev/full: no space left) is said
  * on stderr, once, naming the cause, and ends (record_stop: not
- * recording); the lines were lost without a word before. */
+ * recording); the lines were lost without a word before. Lines still in
+ * the stream's buffer when the recording is closed (a few cycles: less
+ * than the buffer) are said lost too, by record_stop (-2) and by
+ * rt_service_destroy; they were lost silently. */
 static void test_record_write_error(void)
 {
-    char err[256], errpath[] = "/tmp/hapticd-recerr-XXXXXX";
+    char err[256];
     tel_log log;
     memset(&log, 0, sizeof log);
     dev_device *dev;
     rt_service *svc = near_box_service(rt_config_default(), 0.5, &dev, &log);
     if (!svc)
         return;
-    int efd = mkstemp(errpath), saved = dup(2);
-    CHECK(efd >= 0 && saved >= 0, "stderr capture");
+    capture c;
     CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
     uint64_t t = 1000000;
-    fflush(stderr);
-    if (efd >= 0 && saved >= 0)
-        dup2(efd, 2);
+    capture_begin(&c);
     steps(svc, &t, 200); /* some 30 kB of lines: more than a stdio buffer */
-    fflush(stderr);
-    if (saved >= 0)
-        dup2(saved, 2), close(saved);
+    char *text = capture_end(&c);
     const int stopped = rt_service_record_stop(svc);
-    size_t size = 0;
-    unsigned char *text = efd >= 0 ? check_read_file(errpath, &size) : NULL;
-    if (text)
-        text[size] = 0; /* (check_read_file allocates a byte more, not set) */
-    int said = 0;
-    for (const char *p = text ? (const char *)text : ""; (p = strstr(p, "hapticd: telemetry recording failed at record ")); p++)
-        said++;
-    CHECK(said == 1 && strstr((const char *)text, "(No space left on device); recording stopped\n"),
-          "the failure said once: %d times in '%s'", said, text ? (const char *)text : "");
+    const int said = count_in(text, "hapticd: telemetry recording failed at record ");
+    CHECK(said == 1 && strstr(text, "(No space left on device); recording stopped\n"), "the failure said once: %d times in '%s'", said,
+          text);
     CHECK(stopped == -1, "the recording ended (record_stop %d)", stopped);
+    free(text);
     rt_status st;
     rt_service_status(svc, &st);
     CHECK(st.cycles == 200 && st.telemetry_received == 200 && st.faults == 0, "the loop went on: %llu cycles, %llu records, %llu faults",
           (unsigned long long)st.cycles, (unsigned long long)st.telemetry_received, (unsigned long long)st.faults);
+    /* a few cycles, all in the buffer: lost at the close */
+    static const char closed[] = "hapticd: telemetry recording failed when closed (No space left on device): its last lines are lost\n";
+    CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
+    steps(svc, &t, 5);
+    capture_begin(&c);
+    const int stop2 = rt_service_record_stop(svc);
+    text = capture_end(&c);
+    CHECK(stop2 == -2 && count_in(text, closed) == 1 && !strstr(text, "at record"), "5 records in the buffer: record_stop %d, stderr '%s'",
+          stop2, text);
     free(text);
-    if (efd >= 0)
-        close(efd), remove(errpath);
+    CHECK(rt_service_record_stop(svc) == -1, "then not recording");
+    /* and by rt_service_destroy, the end of hapticd --record */
+    CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
+    steps(svc, &t, 5);
+    capture_begin(&c);
     rt_service_destroy(svc);
+    text = capture_end(&c);
+    CHECK(count_in(text, closed) == 1, "destroyed with 5 records in the buffer: stderr '%s'", text);
+    free(text);
     dev_close(dev);
 }
 
