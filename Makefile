@@ -136,13 +136,14 @@ bench: deps-bench all data
 
 # ---- fuzzing ----
 # clang's libFuzzer under ASan+UBSan on what hapticd reads from outside:
-# .ist and .vox files, scenarios, OSC datagrams, OFF meshes (tests/fuzz). Each target
+# .ist and .vox files, scenarios, OSC datagrams, OFF meshes, point clouds
+# (.xyz, .obj, .ply; .off and .stl through assimp) (tests/fuzz). Each target
 # runs FUZZ_SECONDS from the seeds fuzz_seeds writes (and the shipped
 # scenarios) plus what earlier runs found (kept in $(BUILD)-fuzz/corpus); a
 # crash stops it, leaves $(BUILD)-fuzz/crash-TARGET-* to replay
 # ($(BUILD)-fuzz/fuzz_TARGET FILE) and fails the target.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := ist vox scenario osc mesh
+FUZZ_TARGETS := ist vox scenario osc mesh cloud
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)-fuzz CC=clang OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \

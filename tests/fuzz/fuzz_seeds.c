@@ -1,10 +1,12 @@
 /* fuzz_seeds.c - make fuzz: fuzz_seeds DIR writes the fuzz targets' first
- * inputs into DIR/ist, DIR/vox, DIR/osc and DIR/mesh (the scenarios' come from
- * sim/scenarios): a small inner sphere tree, a voxel map with a few cells,
- * one OSC message per address hapticd answers plus a bundle, and a box
- * and a ball as OFF meshes. */
+ * inputs into DIR/ist, DIR/vox, DIR/osc, DIR/mesh and DIR/cloud (the
+ * scenarios' come from sim/scenarios): a small inner sphere tree, a voxel
+ * map with a few cells, one OSC message per address hapticd answers plus a
+ * bundle, a box and a ball as OFF meshes, and point clouds in each form
+ * fuzz_cloud reads (its first byte picks the suffix). */
 #include <errno.h>
 #include <lo/lo.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,17 +38,110 @@ static int osc_seed(const char *dir, int k, const char *path, lo_message m)
     return rc;
 }
 
+/* a cloud seed: the suffix selector (fuzz_cloud: 0 xyz, 1 obj, 2 ply,
+ * 3 off, 4 stl; plus 5 for the class unknown), then size bytes of text */
+static int cloud_seed(const char *dir, const char *name, uint8_t sel, const void *data, size_t size)
+{
+    uint8_t buf[2048];
+    if (size + 1 > sizeof buf)
+        return -1;
+    buf[0] = sel;
+    memcpy(buf + 1, data, size);
+    return write_file(dir, name, buf, size + 1);
+}
+
+static int cloud_text(const char *dir, const char *name, uint8_t sel, const char *text)
+{
+    return cloud_seed(dir, name, sel, text, strlen(text));
+}
+
+/* a binary PLY: the header text, then n vertices of x, y, z (and for the
+ * first layout a colour) written in the layout's types, byte order big
+ * or little */
+static int cloud_ply_binary(const char *dir, const char *name, int layout, int big)
+{
+    static const char *const head[3] = {
+        "property float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n",
+        "property double x\nproperty double y\nproperty double z\n",
+        "property int16 x\nproperty uint8 flags\nproperty int32 y\nproperty char z\nproperty uint confidence\n"};
+    uint8_t buf[1024];
+    size_t k = (size_t)snprintf((char *)buf, sizeof buf, "ply\nformat %s 1.0\ncomment seed\nelement vertex 5\n%s%s",
+                                big ? "binary_big_endian" : "binary_little_endian", head[layout],
+                                layout == 1 ? "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                                            : "end_header\n");
+    /* each value's bytes little endian first, reversed for big endian */
+    const int size[3][6] = {{4, 4, 4, 1, 1, 1}, {8, 8, 8}, {2, 1, 4, 1, 4}};
+    const int kinds[3][6] = {{2, 2, 2, 1, 1, 1}, {2, 2, 2}, {0, 1, 0, 0, 1}}; /* 0 int, 1 uint, 2 float */
+    const int nprop = layout == 0 ? 6 : layout == 1 ? 3 : 5;
+    for (int i = 0; i < 5; i++)
+        for (int p = 0; p < nprop; p++) {
+            const double val = (double)(p * 7 + i * 3 % 5) - 4.5 * (p < 3) + (kinds[layout][p] == 2 ? 0.25 : 0);
+            uint8_t b[8];
+            if (kinds[layout][p] == 2 && size[layout][p] == 4) {
+                const float f = (float)val;
+                memcpy(b, &f, 4);
+            } else if (kinds[layout][p] == 2) {
+                memcpy(b, &val, 8);
+            } else {
+                const int64_t v = (int64_t)val;
+                memcpy(b, &v, 8);
+            }
+            for (int j = 0; j < size[layout][p]; j++)
+                buf[k++] = big ? b[size[layout][p] - 1 - j] : b[j];
+        }
+    if (layout == 1) { /* the face: 3 corners */
+        const uint8_t face_le[13] = {3, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0}, face_be[13] = {3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2};
+        memcpy(buf + k, big ? face_be : face_le, 13);
+        k += 13;
+    }
+    return cloud_seed(dir, name, 2, buf, k);
+}
+
+static int cloud_seeds(const char *dir)
+{
+    int bad = 0;
+    bad |= cloud_text(dir, "plain.xyz", 0, "0 0 0\n0.05 0.02 0.01\n-0.03 0.04 0.1\n0.2 -0.1 0.05\n");
+    bad |= cloud_text(dir, "header.xyz", 5,
+                      "\xef\xbb\xbf" "x y z\n# scanner export\n\n1.5 2.5 -0.5 # first\n1.52e0 2.51 -0.49\n  1.6\t2.4 -0.45\n");
+    bad |= cloud_text(dir, "crlf.xyz", 0, "//X Y Z\r\n0.1 0.2 0.3\r\n0.12 0.22 0.31 \r\n# end\r\n0.4 0.1 0.2\r\n");
+    bad |= cloud_text(dir, "cr-alone.xyz", 0, "0 0 0\r1 1 1\r2 2 2\r");
+    bad |= cloud_text(dir, "mesh.obj", 1,
+                      "# an OBJ cloud\nmtllib scan.mtl\no scan\ng part\nv 0 0 0\nv 0.1 0 0 0.5 0.25 1\n\tv\t0 0.1 0\n"
+                      "vn 0 0 1\nvt 0.5 0.5\nv 0.02 0.03 0.05 1.0\nusemtl none\ns off\nf 1 2 3\nf 1/1/1 2/1/1 4/1/1\n");
+    bad |= cloud_text(dir, "points.obj", 6, "v -1 -1 -1\nv 1 1 1 # corner\nv 0.5 -0.5 0.25 0 0 0\n");
+    bad |= cloud_text(dir, "ascii.ply", 2,
+                      "ply\nformat ascii 1.0\ncomment made by hand\nelement vertex 4\nproperty float x\nproperty float y\n"
+                      "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+                      "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                      "0 0 0 255 0 0\n0.1 0 0 0 255 0\n0 0.1 0 0 0 255\n0.05 0.05 0.2 9 9 9\n3 0 1 2\n");
+    bad |= cloud_text(dir, "camera-first.ply", 7,
+                      "ply\nformat ascii 1.0\nelement camera 2\nproperty float view_px\nproperty float view_py\n"
+                      "element vertex 3\nproperty double nx\nproperty double z\nproperty double y\nproperty double x\n"
+                      "end_header\n1 2\n3 4\n0 0.5 0.25 -1\n1 0.5 0.3 -1.1\n0 0.6 0.2 -0.9\n");
+    for (int layout = 0; layout < 3; layout++)
+        for (int big = 0; big < 2; big++) {
+            char name[32];
+            snprintf(name, sizeof name, "binary%d-%s.ply", layout, big ? "be" : "le");
+            bad |= cloud_ply_binary(dir, name, layout, big);
+        }
+    bad |= cloud_text(dir, "points.off", 3, "OFF\n# a cloud\n4 0 0\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n");
+    bad |= cloud_text(dir, "tri.stl", 4,
+                      "solid cloud\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0.1 0\n"
+                      "endloop\nendfacet\nendsolid cloud\n");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: fuzz_seeds DIR\n");
         return 2;
     }
-    char d[4][512], err[512];
-    const char *sub[4] = {"ist", "vox", "osc", "mesh"};
+    char d[5][512], err[512];
+    const char *sub[5] = {"ist", "vox", "osc", "mesh", "cloud"};
     if (mkdir(argv[1], 0755) && errno != EEXIST)
         return 1;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         snprintf(d[i], sizeof d[i], "%s/%s", argv[1], sub[i]);
         if (mkdir(d[i], 0755) && errno != EEXIST) {
             fprintf(stderr, "fuzz_seeds: %s: %s\n", d[i], strerror(errno));
@@ -151,5 +246,6 @@ int main(int argc, char **argv)
     size_t size = sizeof buf;
     bad |= lo_bundle_serialise(b, buf, &size) ? write_file(d[2], "bundle", buf, size) : -1;
     lo_bundle_free_recursive(b);
+    bad |= cloud_seeds(d[4]);
     return bad ? 1 : 0;
 }
