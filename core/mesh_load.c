@@ -33,6 +33,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +199,12 @@ static int token_is(const char *t, size_t len, const char *word)
 
 /* PLY header (the caller saw the magic): format, elements with their
  * counts and properties, end_header. Returns 0 and fills h, or -1 with err. */
-static int ply_header(const char *head, size_t n, int whole, mesh_header *h, const char *path, char *err, size_t errlen)
+static int ply_header(const char *head, size_t n, int whole, mesh_header *h, const char *path, int lineno, char *err,
+                      size_t errlen)
 {
     const char *end = head + n, *line = memchr(head, '\n', n);
     int format = 0;                        /* 1 ascii, 2 binary */
-    int in_vertex = 0, in_face = 0, have_element = 0, element_lines = 0, lineno = 1;
+    int in_vertex = 0, in_face = 0, have_element = 0, element_lines = 0;
     unsigned long long count = 0, elements = 0, binary_bytes = 0;
     while (line && line + 1 < end) {
         const char *s = line + 1, *e = memchr(s, '\n', (size_t)(end - s));
@@ -315,6 +317,22 @@ static unsigned long long count_lines(const char *p, const char *end, unsigned l
     return lines + (unsigned long long)filled;
 }
 
+/* Where assimp 5.2.5 takes a file for PLY (by content, whatever its name,
+ * and where its PLY reader finds the magic): 'ply' in any case, first in
+ * the file or after one line end, LF or CR LF (measured: "\nply" and
+ * "pLy" read; two line ends, or a blank or a tab first, do not). The
+ * offset of the magic, or SIZE_MAX. Checking only "ply" and "PLY" at the
+ * start let "\nply" files past the header checks: fuzz_cloud found one
+ * that kept assimp's PLY reader busy for over a minute. */
+static size_t ply_magic(const char *t, size_t n)
+{
+    const size_t at = n >= 1 && t[0] == '\n' ? 1 : n >= 2 && t[0] == '\r' && t[1] == '\n' ? 2 : 0;
+    return n >= at + 3 && tolower((unsigned char)t[at]) == 'p' && tolower((unsigned char)t[at + 1]) == 'l' &&
+                   tolower((unsigned char)t[at + 2]) == 'y'
+               ? at
+               : SIZE_MAX;
+}
+
 /* Reads an OFF or PLY header from f (size bytes, from its start) into h;
  * refuses counts the file cannot hold, and text bodies shorter than
  * declared. h->format stays NULL for other files. For OFF, *off_text gets
@@ -333,14 +351,17 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
     int whole = n < cap;
     const char *dot = strrchr(path, '.');
     int has_dim, rc = 0;
-    int ply = n >= 3 && (memcmp(t, "ply", 3) == 0 || memcmp(t, "PLY", 3) == 0); /* assimp checks only these */
+    const size_t ply_at = ply_magic(t, n);
+    const int ply = ply_at != SIZE_MAX;
     int off = !ply && ((dot && strcasecmp(dot, ".off") == 0) || off_keyword(t, t + n, &has_dim));
     if (!ply && !off) {
         free(t);
         return 0;
     }
-    if (ply)
-        rc = ply_header(t, n, whole, h, path, err, errlen);
+    if (ply && (rc = ply_header(t + ply_at, n - ply_at, whole, h, path, ply_at ? 2 : 1, err, errlen)) == 0) {
+        h->body += ply_at;
+        h->min_bytes = sat_add(h->min_bytes, ply_at);
+    }
     if (rc == 0 && (off || h->text) && !whole) {
         /* text: the whole file, as assimp reads it */
         cap = (size_t)size > n ? (size_t)size : n;
