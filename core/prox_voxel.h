@@ -90,10 +90,11 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
 int prox_voxmap_save(const prox_voxmap *m, const char *path, char *err, size_t errlen);
 /* A point cloud quantised to `cell`; the map's origin and dims cover the
  * cloud's bounding box. .ply (ascii or binary, read here: the vertices'
- * x, y, z of any scalar type, at most 64 vertex properties) and .xyz
- * (text, `x y z` a line, # comments, blank lines, a header line of words
- * before the first point, a UTF-8 byte order mark) are read by prox;
- * other formats through assimp. What does not read is refused with the
+ * x, y, z of any scalar type, at most 64 vertex properties), .xyz (text,
+ * `x y z` a line, # comments, blank lines, a header line of words before
+ * the first point, a UTF-8 byte order mark), the 'v' lines of .obj and
+ * the vertices of .off (faces or none) are read by prox; other formats
+ * through assimp (docs/voxels.md). What does not read is refused with the
  * file and the line (a header line) or the vertex (from 0 in a binary
  * PLY, from 1 through assimp). */
 int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_voxmap **out, char *err, size_t errlen);

@@ -1,5 +1,5 @@
-/* voxel_io.c - voxel maps from point clouds: PLY and OBJ (own readers), XYZ
- * text, other formats' vertices through assimp. */
+/* voxel_io.c - voxel maps from point clouds: XYZ, OBJ and OFF text and PLY
+ * (own readers), other formats' vertices through assimp. */
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -13,14 +13,83 @@
 #include "prox_mesh.h"
 #include "voxel_internal.h"
 
-/* XYZ text, or with obj set the 'v' lines of an OBJ file. assimp 5.2.5
- * read an OBJ without faces as points only with no 'o' or 'g' line (with
- * one, the cloud "had no points"), skipped a 'v' line written with a tab and
- * refused vertex colours. Every other OBJ line (faces, normals, texture
- * coordinates, groups, materials) is skipped; a vertex's extra values (w,
- * or colours) are ignored. */
-static int read_text_points(const char *path, int obj, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
+/* The text clouds read here, line by line:
+ * - XYZ: `x y z` a line.
+ * - OBJ: the 'v' lines. assimp 5.2.5 read an OBJ without faces as points
+ *   only with no 'o' or 'g' line (with one, the cloud "had no points"),
+ *   skipped a 'v' line written with a tab and refused vertex colours. Every
+ *   other OBJ line (faces, normals, texture coordinates, groups, materials)
+ *   is skipped; a vertex's extra values (w, or colours) are ignored.
+ * - OFF: the vertices after the header ([keyword] [dimension] vertex, face
+ *   and edge counts, checked first by prox_mesh_check_header). assimp 5.2.5
+ *   refuses an OFF without faces ("There are no valid faces"), the way
+ *   point sets are written (CGAL's among them). Values after x y z (normals,
+ *   colours, texture coordinates) are ignored; 4OFF's fourth divides them;
+ *   a dimension other than 3 is refused, and binary OFF by the header
+ *   check. The faces after the vertices are not read. */
+enum text_cloud { CLOUD_XYZ, CLOUD_OBJ, CLOUD_OFF };
+
+/* An OFF keyword, [ST][C][N][4][n]OFF, in tok (len bytes): 1 and sets
+ * *hom (4: x y z w) and *dim (n: a dimension follows), else 0. */
+static int off_keyword_token(const char *tok, size_t len, int *hom, int *dim)
 {
+    if (len < 3 || strncmp(tok + len - 3, "OFF", 3))
+        return 0;
+    size_t i = 0, end = len - 3;
+    if (end - i >= 2 && tok[i] == 'S' && tok[i + 1] == 'T')
+        i += 2;
+    i += i < end && tok[i] == 'C';
+    i += i < end && tok[i] == 'N';
+    *hom = i < end && tok[i] == '4';
+    i += (size_t)*hom;
+    *dim = i < end && tok[i] == 'n';
+    i += (size_t)*dim;
+    return i == end;
+}
+
+/* One line of an OFF header (comments cut): advances *state (0 the keyword
+ * or the vertex count, 1 the dimension, 2 the vertex count, 3 the face
+ * count, 4 done: the rest of that line, edges, ignored). 0, or -1 with err. */
+static int off_header_line(char *s, int *state, int *hom, unsigned long long *nv, const char *path, int lineno, char *err,
+                           size_t errlen)
+{
+    while (*state < 4) {
+        s += strspn(s, " \t\r\n\v\f");
+        if (!*s)
+            return 0;
+        const size_t len = strcspn(s, " \t\r\n\v\f");
+        int dim = 0;
+        if (*state == 0 && off_keyword_token(s, len, hom, &dim)) {
+            s += len; /* (binary OFF: refused by the header check) */
+            *state = dim ? 1 : 2;
+            continue;
+        }
+        char *end;
+        errno = 0;
+        const unsigned long long c = strtoull(s, &end, 10);
+        if (end != s + len || errno || *s == '-' || *s == '+') {
+            snprintf(err, errlen, "%s:%d: unreadable OFF header (want [OFF] then vertex, face and edge counts)", path, lineno);
+            return -1;
+        }
+        if (*state == 1 && c != 3) {
+            snprintf(err, errlen, "%s:%d: OFF of dimension %llu (only 3 is read)", path, lineno, c);
+            return -1;
+        }
+        if (*state == 0 || *state == 2)
+            *nv = c;
+        *state = *state == 0 ? 3 : *state + 1;
+        s += len;
+    }
+    return 0;
+}
+
+static int read_text_points(const char *path, enum text_cloud fmt, prox_vec3 **pts, size_t *n, char *err, size_t errlen)
+{
+    const int obj = fmt == CLOUD_OBJ, off = fmt == CLOUD_OFF;
+    /* an OFF's counts against the file's size and lines first (a small
+     * file declaring a billion vertices is refused before reading) */
+    if (off && prox_mesh_check_header(path, err, errlen) != 0)
+        return -1;
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -29,8 +98,9 @@ static int read_text_points(const char *path, int obj, prox_vec3 **pts, size_t *
     size_t cap = 1024, k = 0;
     prox_vec3 *v = malloc(sizeof *v * cap);
     char line[512];
-    int lineno = 0, got, header = 0;
-    while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
+    int lineno = 0, got, header = 0, off_state = 0, hom = 0;
+    unsigned long long off_nv = 0;
+    while (v && !(off && off_state == 4 && k == off_nv) && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         char *s = line;
         if (lineno == 1 && !strncmp(s, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark (Windows editors) */
@@ -62,16 +132,26 @@ static int read_text_points(const char *path, int obj, prox_vec3 **pts, size_t *
         char *h = strchr(s, '#');
         if (h)
             *h = 0;
-        double x, y, z;
-        int nread = sscanf(s, "%lf %lf %lf", &x, &y, &z);
+        if (off && off_state < 4) {
+            if (off_header_line(s, &off_state, &hom, &off_nv, path, lineno, err, errlen) != 0)
+                goto fail;
+            continue;
+        }
+        double x, y, z, w = 1;
+        int nread = sscanf(s, "%lf %lf %lf %lf", &x, &y, &z, &w);
         if (nread == EOF && !obj) /* blank, or a comment alone */
             continue;
-        if (nread == 0 && k == 0 && !header && !obj) { /* a header line before the first point ("x y z", "//X Y Z") */
+        if (nread == 0 && k == 0 && !header && fmt == CLOUD_XYZ) { /* a header line before the first point ("x y z", "//X Y Z") */
             header = 1;
             continue;
         }
-        if (nread != 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
-            snprintf(err, errlen, "%s:%d: want '%sx y z' (finite numbers)", path, lineno, obj ? "v " : "");
+        if (hom) { /* 4OFF: homogeneous coordinates, w needed and not 0 */
+            nread = nread == 4 && w != 0 ? 3 : 0;
+            x /= w, y /= w, z /= w;
+        }
+        if (nread < 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {
+            snprintf(err, errlen, "%s:%d: want '%s' (finite numbers%s)", path, lineno, obj ? "v x y z" : hom ? "x y z w" : "x y z",
+                     hom ? ", w not 0" : "");
             goto fail;
         }
         if (k == cap) {
@@ -88,6 +168,13 @@ static int read_text_points(const char *path, int obj, prox_vec3 **pts, size_t *
     fclose(f);
     if (!v) {
         snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (off && (off_state < 4 || k < off_nv)) { /* (the header check counts lines, blank ones not) */
+        snprintf(err, errlen, off_state < 4 ? "%s: unreadable OFF header (want [OFF] then vertex, face and edge counts)"
+                                            : "%s: truncated OFF (%zu of %llu vertices)",
+                 path, k, off_nv);
+        free(v);
         return -1;
     }
     *pts = v;
@@ -350,10 +437,10 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
     }
     size_t n = strlen(path);
     const char *suffix = n > 4 ? path + n - 4 : "";
-    int xyz = !strcasecmp(suffix, ".xyz"), obj = !strcasecmp(suffix, ".obj");
+    const int xyz = !strcasecmp(suffix, ".xyz"), obj = !strcasecmp(suffix, ".obj"), off = !strcasecmp(suffix, ".off");
     prox_vec3 *p = NULL;
     size_t np = 0;
-    int rc = xyz || obj ? read_text_points(path, obj, &p, &np, err, errlen)
+    int rc = xyz || obj || off ? read_text_points(path, obj ? CLOUD_OBJ : off ? CLOUD_OFF : CLOUD_XYZ, &p, &np, err, errlen)
          : !strcasecmp(suffix, ".ply") ? read_ply(path, &p, &np, err, errlen)
                                       : read_assimp_points(path, &p, &np, err, errlen);
     if (rc != 0)

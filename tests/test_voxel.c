@@ -187,7 +187,14 @@ static void test_files(void)
          "vertex 2 is not finite"},
         {".obj", "v 0 0 0\nv nan 1 1\nv 1 1 1\n", ".obj:2: want 'v x y z' (finite numbers)"},
         {".obj", "o a\nv 0 0 0\nvn 0 0 1\n v 1 1\n", ".obj:4: want 'v x y z' (finite numbers)"},
-        {".off", "OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", "declares"}};
+        {".off", "OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", "declares"},
+        /* our OFF reader: a dimension but 3, a short vertex, w = 0, a
+         * vertex line short of three numbers, a count that is not one */
+        {".off", "nOFF\n4\n2 0 0\n0 0 0 0\n1 1 1 1\n", ".off:2: OFF of dimension 4 (only 3 is read)"},
+        {".off", "OFF\n3 0 0\n0 0 0\n1 1\n2 2 2\n", ".off:4: want 'x y z' (finite numbers)"},
+        {".off", "4OFF\n2 0 0\n0 0 0 1\n1 1 1 0\n", ".off:4: want 'x y z w' (finite numbers, w not 0)"},
+        {".off", "OFF\n2 0 0\n0 0 inf\n1 1 1\n", ".off:3: want 'x y z' (finite numbers)"},
+        {".off", "OFF\n2 x 0\n0 0 0\n1 1 1\n", ".off: unreadable OFF header (want [OFF] then vertex, face and edge counts)"}};
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
         char cloud[64];
         snprintf(cloud, sizeof cloud, "%s%s", path, refused[k][0]);
@@ -258,9 +265,13 @@ static void check_cloud_map(const char *path, const prox_vec3 *p, int n, double 
  *   the vertices, through our reader: assimp gave no points for an OBJ
  *   with an 'o' line and no faces;
  * - the same OBJ without faces, normals or groups (assimp lost the 'v'
- *   lines written with tabs and refused the colours).
+ *   lines written with tabs and refused the colours);
+ * - OFF through our reader (assimp refuses an OFF without faces): plain
+ *   with comment and blank lines and the counts on the keyword's line;
+ *   COFF with colours and faces after the vertices; 4OFF with w = 4; nOFF
+ *   of dimension 3 with normals (NOFF's values).
  * A file assimp cannot read is refused naming it. */
-static void test_cloud_through_assimp(void)
+static void test_cloud_formats(void)
 {
     char dir[] = "/tmp/hapticd-vox-XXXXXX", path[256], err[512];
     CHECK(mkdtemp(dir) != NULL, "tmp dir");
@@ -274,8 +285,10 @@ static void test_cloud_through_assimp(void)
         p[i] = prox_v3(c[0], c[1], c[2]);
     }
     const double cell = 0.1;
-    for (int form = 0; form < 3; form++) {
-        snprintf(path, sizeof path, "%s/cloud%d.%s", dir, form, form == 0 ? "stl" : "obj");
+    static const char *const off_head[4] = {"# a point set\n\nOFF 300 0 0\n# the points\n", "COFF\n300 2 0\n", "4OFF\n300 0 0\n",
+                                            "nOFF\n3\n300 0 0\n"};
+    for (int form = 0; form < 7; form++) {
+        snprintf(path, sizeof path, "%s/cloud%d.%s", dir, form, form == 0 ? "stl" : form < 3 ? "obj" : "off");
         FILE *f = fopen(path, "w");
         CHECK(f != NULL, "write %s", path);
         if (!f)
@@ -289,6 +302,15 @@ static void test_cloud_through_assimp(void)
                 fputs("endloop\nendfacet\n", f);
             }
             fputs("endsolid cloud\n", f);
+        } else if (form >= 3) {
+            fputs(off_head[form - 3], f);
+            for (int i = 0; i < N; i++) {
+                const double w = form == 5 ? 4 : 1;
+                fprintf(f, "%.6f %.6f %.6f", w * p[i].x, w * p[i].y, w * p[i].z);
+                fputs(form == 4 ? " 0.5 0.25 1 1\n" : form == 5 ? " 4\n" : form == 6 ? " 0 0 1\n" : i % 7 ? "\n" : "\n\n", f);
+            }
+            if (form == 4)
+                fputs("3 0 1 2\n4 3 4 5 6\n", f);
         } else {
             fputs(form == 1 ? "# a cloud\nmtllib none.mtl\no scan\ng part\n" : "# a cloud\n", f);
             for (int i = 0; i < N; i++) {
@@ -412,30 +434,38 @@ static void test_ply_count_not_trusted(void)
 /* An OFF cloud through assimp whose face lines of no corners outnumber
  * the faces it declares: assimp 5.2.5's OFF reader counted its faces down
  * past zero for each (to 2^32 - 1) and its scene preprocessing read past
- * the face array (SIGSEGV in prox voxels; found by fuzz_cloud). Refused
- * now, naming the file, as the mesh loader refuses it; an OFF cloud with
- * a face still reads, its vertex that no face uses included. */
+ * the face array (SIGSEGV in prox voxels; found by fuzz_cloud). assimp
+ * still gets OFF text in a file not named .off (it finds the format by
+ * its keyword): refused now, naming the file, as the mesh loader refuses
+ * it. Named .off, our reader reads its vertex (the faces are not read);
+ * an OFF cloud with a face reads too, its vertex that no face uses
+ * included. */
 static void test_off_cloud_faces_not_trusted(void)
 {
     char dir[] = "/tmp/hapticd-vox-XXXXXX", path[256], err[600];
     CHECK(mkdtemp(dir) != NULL, "tmp dir");
-    static const char *const text[2] = {"OFF\n1 1 0\n0 0 0\n0\n0\n", "OFF\n4 1 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(path, sizeof path, "%s/cloud%d.off", dir, k);
+    static const struct {
+        const char *name, *text;
+        size_t cells; /* 0: refused */
+    } files[] = {{"cloud0.txt", "OFF\n1 1 0\n0 0 0\n0\n0\n", 0},
+                 {"cloud0.off", "OFF\n1 1 0\n0 0 0\n0\n0\n", 1},
+                 {"cloud1.off", "OFF\n4 1 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n", 4}};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[k].name);
         FILE *f = fopen(path, "w");
         CHECK(f != NULL, "write %s", path);
         if (!f)
             continue;
-        fputs(text[k], f);
+        fputs(files[k].text, f);
         fclose(f);
-        const int rc = cloud_in_child(path, 4, err, sizeof err);
-        if (k == 0) {
+        const int rc = cloud_in_child(path, files[k].cells, err, sizeof err);
+        if (!files[k].cells) {
             char want[400];
             snprintf(want, sizeof want, "%s: not a readable point cloud (", path);
             CHECK(rc == 0 && !strncmp(err, want, strlen(want)), "%s, more empty faces than declared: %s (want '%s...')", path,
                   err, want);
         } else {
-            CHECK(rc == 0, "%s, 4 vertices and a face: %s", path, err);
+            CHECK(rc == 0, "%s: %s (want %zu cells)", path, err, files[k].cells);
         }
         unlink(path);
     }
@@ -626,7 +656,7 @@ int main(int argc, char **argv)
     engine = prox_engine_create(NULL, bank);
     RUN_TEST(test_update_invariants);
     RUN_TEST(test_files);
-    RUN_TEST(test_cloud_through_assimp);
+    RUN_TEST(test_cloud_formats);
     RUN_TEST(test_ply_count_not_trusted);
     RUN_TEST(test_off_cloud_faces_not_trusted);
     RUN_TEST(test_cross_type_brute);

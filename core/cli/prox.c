@@ -14,7 +14,7 @@ static const struct {
     {"collide", prox_cli_collide, PROX_USAGE_COLLIDE},
     {"penvol", prox_cli_penvol, PROX_USAGE_PENVOL},
     {"build", prox_cli_build, PROX_USAGE_BUILD},
-    {"voxels", prox_cli_voxels, PROX_USAGE_VOXELS "   point cloud (.xyz, .ply, .obj, other assimp formats) -> voxel map"},
+    {"voxels", prox_cli_voxels, PROX_USAGE_VOXELS "   point cloud (.xyz, .ply, .obj, .off, other assimp formats) -> voxel map"},
     {NULL, NULL, NULL},
 };
 

@@ -1,7 +1,8 @@
 /* fuzz_cloud.c - libFuzzer target (make fuzz): a point cloud file as input
  * to prox_voxmap_from_cloud. The first byte picks the suffix, so the
- * reader: .xyz and .obj (our text reader), .ply (our PLY reader), .off and
- * .stl (assimp, behind the mesh loader's header checks); the rest is the
+ * reader: .xyz, .obj and .off (our text reader; .off behind the mesh
+ * loader's header checks), .ply (our PLY reader), .stl and .txt (assimp,
+ * which finds OFF text in a .txt by its keyword); the rest is the
  * file. A cloud that reads must give a valid map of cells of the class
  * asked for that spans its grid exactly (the cloud's lowest point on each
  * axis is in cell 0, its highest in the last), with no more cells than
@@ -59,14 +60,14 @@ static void broken(const char *what, const char *path, const char *detail)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const suffix[] = {"xyz", "obj", "ply", "off", "stl"};
+    static const char *const suffix[] = {"xyz", "obj", "ply", "off", "stl", "txt"};
     if (size < 1)
         return 0;
-    const char *path = fuzz_file(suffix[data[0] % 5], data + 1, size - 1);
+    const char *path = fuzz_file(suffix[data[0] % 6], data + 1, size - 1);
     if (!path)
         return 0;
     const double cell = 0.01;
-    const uint32_t cls = data[0] / 5 % 2 ? PROX_VOXEL_UNKNOWN : PROX_VOXEL_OBSTACLE;
+    const uint32_t cls = data[0] / 6 % 2 ? PROX_VOXEL_UNKNOWN : PROX_VOXEL_OBSTACLE;
     prox_voxmap *m = (prox_voxmap *)1;
     char err[512];
     memset(err, 0, sizeof err);
