@@ -48,6 +48,17 @@
  * refused. Text files (OFF, ASCII PLY) are then read whole, as assimp does. */
 enum { MESH_HEAD_MAX = 64 * 1024 };
 
+/* A PLY element's layout, for the body check (ply_body): its count and
+ * each property's size in bytes (a list's: its items'), a list's count
+ * type (size and kind; size 0 for a scalar property). */
+enum { PLY_MAX_ELEMENTS = 32, PLY_MAX_PROPS = 64 };
+typedef struct ply_element {
+    char name[32];
+    unsigned long long count;
+    unsigned props;
+    uint8_t size[PLY_MAX_PROPS], csize[PLY_MAX_PROPS], ckind[PLY_MAX_PROPS];
+} ply_element;
+
 /* What an OFF or PLY header declares. */
 typedef struct mesh_header {
     const char *format;            /* "OFF" or "PLY"; NULL for any other file (not checked) */
@@ -57,6 +68,10 @@ typedef struct mesh_header {
     unsigned long long lines;      /* text: the body lines the declared elements take */
     unsigned long long min_bytes;  /* the least the whole file can take */
     size_t body;                   /* offset of the body */
+    int body_line;                 /* the body's first line number */
+    int big_endian;                /* binary PLY */
+    unsigned elements;             /* PLY: el[] */
+    ply_element el[PLY_MAX_ELEMENTS];
 } mesh_header;
 
 static unsigned long long sat_add(unsigned long long a, unsigned long long b)
@@ -232,6 +247,7 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
                      : token_is(tok[1], len[1], "binary_little_endian") || token_is(tok[1], len[1], "binary_big_endian")
                          ? 2
                          : 0;
+            h->big_endian = token_is(tok[1], len[1], "binary_big_endian");
             if (!format)
                 goto bad;
         } else if (token_is(tok[0], len[0], "element") && nt >= 3) {
@@ -253,14 +269,29 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
                          path, lineno);
                 return -1;
             }
+            if (h->elements == PLY_MAX_ELEMENTS) {
+                snprintf(err, errlen, "%s: more than %d PLY elements (line %d)", path, PLY_MAX_ELEMENTS, lineno);
+                return -1;
+            }
+            ply_element *el = &h->el[h->elements++];
+            snprintf(el->name, sizeof el->name, "%.*s", (int)(len[1] < sizeof el->name ? len[1] : sizeof el->name - 1), tok[1]);
+            el->count = count;
             have_element = 1;
             element_lines = 0;
         } else if (token_is(tok[0], len[0], "property") && nt >= 3 && have_element) {
             unsigned bytes;
+            ply_element *el = &h->el[h->elements - 1];
+            if (el->props == PLY_MAX_PROPS) {
+                snprintf(err, errlen, "%s: a PLY element with more than %d properties (line %d)", path, PLY_MAX_PROPS, lineno);
+                return -1;
+            }
+            const unsigned k = el->props++;
             if (token_is(tok[1], len[1], "list") && nt >= 5) {
-                unsigned csize = ply_type_size(tok[2], len[2]), isize = ply_type_size(tok[3], len[3]);
-                if (!csize || !isize)
-                    goto bad;
+                int csize, ckind, isize, ikind;
+                if (ply_scalar_type(tok[2], len[2], &csize, &ckind) || ckind == PLY_FLOAT ||
+                    ply_scalar_type(tok[3], len[3], &isize, &ikind))
+                    goto bad; /* (a float count: assimp would take it as a number of values) */
+                el->size[k] = (uint8_t)isize, el->csize[k] = (uint8_t)csize, el->ckind[k] = (uint8_t)ckind;
                 /* Binary has no lines to count, so a face's index list is
                  * counted at 3 indices: then a triangle mesh's size is exact
                  * and any cut is seen (one vertex short: 252 bytes of 264).
@@ -269,9 +300,11 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
                                           token_is(tok[4], len[4], "vertex_index"))
                                   ? 3
                                   : 0;
-                bytes = csize + (unsigned)corners * isize;
+                bytes = (unsigned)csize + (unsigned)corners * (unsigned)isize;
             } else if (!(bytes = ply_type_size(tok[1], len[1]))) {
                 goto bad;
+            } else {
+                el->size[k] = (uint8_t)bytes;
             }
             binary_bytes = sat_add(binary_bytes, sat_mul(count, bytes));
             if (!element_lines) /* in ASCII each element with properties is a line */
@@ -284,11 +317,18 @@ static int ply_header(const char *head, size_t n, int whole, mesh_header *h, con
             h->text = format == 1;
             h->lines = elements;
             h->body = (size_t)(e + 1 - head);
+            h->body_line = lineno + 1;
             h->min_bytes = format == 1 ? text_min_bytes(h->body, elements) : sat_add(h->body, binary_bytes);
             return 0;
-        } else if (token_is(tok[0], len[0], "format") || token_is(tok[0], len[0], "element") ||
-                   token_is(tok[0], len[0], "property")) {
-            goto bad; /* too few words, or a property before any element */
+        } else if (isdigit((unsigned char)*tok[0]) || *tok[0] == '-' || *tok[0] == '.') {
+            snprintf(err, errlen, "%s: PLY header without end_header (line %d holds values)", path, lineno);
+            return -1;
+        } else {
+            /* too few words, a property before any element, or a line the
+             * format does not have (assimp read on past one and, a few
+             * lines later, took an ASCII face's list count of 4e9 and
+             * filled 16 GB: found by fuzz_mesh) */
+            goto bad;
         }
     }
     if (!whole)
@@ -315,6 +355,120 @@ static unsigned long long count_lines(const char *p, const char *end, unsigned l
         }
     }
     return lines + (unsigned long long)filled;
+}
+
+/* A PLY body against its header. assimp's PLY reader trusts a list's
+ * count: an ASCII face line "4000000000 0 1 3" made it reserve 16 GB (and
+ * fill it, 15 s, where the allocation succeeded; found by fuzz_mesh), a
+ * binary face's count of 100,000 in a 200-byte file took 1.3 GB and half
+ * a second before "File corrupted", and an ASCII "300 0 1 3" read the next
+ * lines' values as that face's corners. So, element by element:
+ * - ASCII: each element a line (blank lines skipped, as count_lines
+ *   does), with as many values as its properties take, each list's count
+ *   a whole number;
+ * - binary: each list's count at most the values the rest of the file
+ *   could hold, and not negative; the elements end within the file.
+ * What follows the declared elements is not read. 0, or -1 with err
+ * naming the line (ASCII) or the element. */
+static int ply_ascii_body(const char *p, const char *end, const mesh_header *h, const char *path, char *err, size_t errlen)
+{
+    unsigned long long lineno = (unsigned long long)h->body_line;
+    for (unsigned k = 0; k < h->elements; k++) {
+        const ply_element *el = &h->el[k];
+        for (unsigned long long i = 0; i < el->count && el->props; i++) {
+            const char *e;
+            for (;; p = e + 1, lineno++) { /* the next line with a value */
+                if (p >= end)
+                    return 0; /* short: count_lines says so */
+                e = memchr(p, '\n', (size_t)(end - p));
+                e = e ? e : end;
+                const char *q = p;
+                while (q < e && isspace((unsigned char)*q))
+                    q++;
+                if (q < e)
+                    break;
+            }
+            /* value at_value of the line is property prop's first */
+            unsigned long long values = 0, want = 0, at_value = 0;
+            unsigned prop = 0;
+            for (const char *q = p; q < e;) {
+                while (q < e && isspace((unsigned char)*q))
+                    q++;
+                if (q >= e)
+                    break;
+                const char *t = q;
+                while (q < e && !isspace((unsigned char)*q))
+                    q++;
+                if (values == at_value && prop < el->props) {
+                    unsigned long long c = 0;
+                    if (el->csize[prop] && read_count(t, q, &c) != q) {
+                        snprintf(err, errlen, "%s:%llu: PLY %s %llu: a list count that is not a whole number ('%.*s')", path, lineno,
+                                 el->name, i, (int)(q - t < 32 ? q - t : 32), t);
+                        return -1;
+                    }
+                    want = sat_add(want, sat_add(c, 1)); /* a scalar, or a list's count and its values */
+                    at_value = want;
+                    prop++;
+                }
+                values++;
+            }
+            if (prop < el->props || values != want) {
+                if (prop < el->props)
+                    snprintf(err, errlen, "%s:%llu: PLY %s %llu has %llu values, too few for its %u properties (one element a line)",
+                             path, lineno, el->name, i, values, el->props);
+                else
+                    snprintf(err, errlen, "%s:%llu: PLY %s %llu has %llu values, its properties with their list counts take %llu (one "
+                                          "element a line)",
+                             path, lineno, el->name, i, values, want);
+                return -1;
+            }
+            p = e + 1, lineno++;
+        }
+    }
+    return 0;
+}
+
+/* A binary PLY list count of size bytes at p, as signed or not (kind). */
+static long long ply_count_at(const unsigned char *p, int size, int kind, int big)
+{
+    unsigned long long u = 0;
+    for (int i = 0; i < size; i++)
+        u |= (unsigned long long)p[big ? i : size - 1 - i] << (8 * (size - 1 - i));
+    if (kind == PLY_SIGNED && size < 8 && (u >> (8 * size - 1)) & 1)
+        return (long long)u - (1ll << (8 * size));
+    return (long long)u;
+}
+
+static int ply_binary_body(const unsigned char *p, const unsigned char *end, const mesh_header *h, const char *path, char *err,
+                           size_t errlen)
+{
+    for (unsigned k = 0; k < h->elements; k++) {
+        const ply_element *el = &h->el[k];
+        for (unsigned long long i = 0; i < el->count; i++)
+            for (unsigned q = 0; q < el->props; q++) {
+                const size_t left = (size_t)(end - p);
+                if (!el->csize[q]) {
+                    if (left < el->size[q])
+                        goto short_file;
+                    p += el->size[q];
+                    continue;
+                }
+                if (left < el->csize[q])
+                    goto short_file;
+                const long long c = ply_count_at(p, el->csize[q], el->ckind[q], h->big_endian);
+                p += el->csize[q];
+                if (c < 0 || (unsigned long long)c > (left - el->csize[q]) / el->size[q]) {
+                    snprintf(err, errlen, "%s: PLY %s %llu: a list of %lld values, %s", path, el->name, i, c,
+                             c < 0 ? "a negative count" : "more than the rest of the file holds");
+                    return -1;
+                }
+                p += (size_t)c * el->size[q];
+            }
+    }
+    return 0;
+short_file:
+    snprintf(err, errlen, "%s: truncated: the PLY body ends inside its elements", path);
+    return -1;
 }
 
 /* Where assimp 5.2.5 takes a file for PLY (by content, whatever its name,
@@ -384,6 +538,22 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
                  path, h->format, h->vertices, h->faces, h->min_bytes, h->text ? "" : " (3 corners a face)", avail,
                  off ? " without comments" : "");
         rc = -1;
+    }
+    if (rc == 0 && ply && h->text)
+        rc = ply_ascii_body(t + h->body, t + n, h, path, err, errlen);
+    if (rc == 0 && ply && !h->text) {
+        /* binary: the whole file, to walk its lists (assimp reads it
+         * whole too) */
+        if (!whole) {
+            cap = (size_t)size > n ? (size_t)size : n;
+            char *g = realloc(t, cap + 2);
+            if (!g)
+                goto oom;
+            t = g;
+            n += fread(t + n, 1, cap - n, f);
+        }
+        if (h->body <= n)
+            rc = ply_binary_body((const unsigned char *)t + h->body, (const unsigned char *)t + n, h, path, err, errlen);
     }
     if (rc == 0 && h->text) {
         unsigned long long lines = count_lines(t + h->body, t + n, h->lines);

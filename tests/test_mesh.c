@@ -588,14 +588,15 @@ static void test_load_header_variants(void)
         {"count.ply", "ply\nformat ascii 1.0\nelement vertex 8x\nproperty float x\nend_header\n0\n", "count.ply: unreadable PLY header (line 3)"},
         /* a PLY after a line end, found by fuzz_cloud: assimp's PLY reader
          * took it (as it takes "\nply") and ran for over a minute; the
-         * header check refuses it, at once. And a line number counted from
+         * header check refuses it, at once (its fourth line is not a
+         * header line). And a line number counted from
          * the file's first line, the blank one. And a declared count the
          * file cannot hold, past the check before. */
         {"fuzz.txt",
          "\nply\nformat binary_little_endian 3#\x07\x07\x07\x07\x07\x07\x07\x19\x07\x46\n#1 2 )\x07\x07\x07\x07\x46\n"
          "#.\xe3\x98\x0emment seeeometrynodeenc'\nend_h1 \t\t\tply\nformat ascii 0.0y0property doub4 '2\xff\xff\xff\xff"
          "eader\t\xff\xff\xf8\xfc\x01\xff\t\x01\x15\x1c\x01\x01\xff\xff\x05\x0c\x01\xff\x03\nh\x01\x01\xff\xff\n",
-         "fuzz.txt: PLY header without end_header"},
+         "fuzz.txt: unreadable PLY header (line 4)"},
         {"lf-count.txt", "\nply\nformat ascii 1.0\nelement vertex 8x\nproperty float x\nend_header\n0\n",
          "lf-count.txt: unreadable PLY header (line 4)"},
         {"lf-huge.ply",
@@ -641,6 +642,126 @@ static void test_load_header_variants(void)
             CHECK(faces == 1 ? rc == 0 : rc == -1 && strstr(err, path) && strstr(err, ": truncated: the OFF header declares 3 vertices and 2 faces"),
                   "%s declaring %d face(s): rc %d, %s", keys[i], faces, rc, err);
         }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
+/* PLY list counts are not trusted (assimp's reader reserves what a count
+ * says, then fills it: fuzz_mesh found a 1 KB file that took 16 GB and
+ * 15 s). A tetrahedron in ASCII with one line changed, and the cube in
+ * binary with one count changed, each refused naming the line or the
+ * element; and header lines the format does not have. The good ones load:
+ * the tetrahedron as it is, big endian too. */
+static void test_ply_lists_not_trusted(void)
+{
+    char dir[] = "/tmp/hapticd-mesh-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "tmp dir");
+    char path[256], err[512];
+    static const char *const tet[12] = {"ply\n", "format ascii 1.0\n", "element vertex 4\n", "property float x\n",
+                                        "property float y\n", "property float z\n", "element face 4\n",
+                                        "property list uchar int vertex_indices\n", "end_header\n", "0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
+                                        "3 0 2 1\n3 0 1 3\n", "3 0 3 2\n3 1 2 3\n"};
+    static const struct {
+        int part;                /* which part of tet is replaced, -1 none */
+        const char *with, *want; /* want: after the path */
+    } cases[] = {
+        {-1, NULL, NULL},
+        {10, "3 0 2 1\n4000000000 0 1 3\n", ":15: PLY face 1 has 4 values, its properties with their list counts take 4000000001 (one "
+                                            "element a line)"},
+        {10, "3 0 2 1\n300 0 1 3\n", ":15: PLY face 1 has 4 values, its properties with their list counts take 301"},
+        {10, "3 0 2 1\n3.5 0 1 3\n", ":15: PLY face 1: a list count that is not a whole number ('3.5')"},
+        {9, "0 0 0 5\n1 0 0\n0 1 0\n0 0 1\n", ":10: PLY vertex 0 has 4 values, its properties with their list counts take 3"},
+        {9, "0 0 0\n1 0\n0 1 0\n0 0 1\n", ":11: PLY vertex 1 has 2 values, too few for its 3 properties (one element a line)"},
+        {9, "0 0 0\n\n  \n1 0 0 0 1 0\n0 0 1\n3 0 2 1\n", ":13: PLY vertex 1 has 6 values, its properties"},
+        {2, "42 80 0\nelement vertex 4\n", ": PLY header without end_header (line 3 holds values)"},
+        {2, "frob 1 2\nelement vertex 4\n", ": unreadable PLY header (line 3)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(path, sizeof path, "%s/tet%zu.ply", dir, c);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL, "write %s", path);
+        if (!f)
+            continue;
+        for (int i = 0; i < 12; i++)
+            fputs(i == cases[c].part ? cases[c].with : tet[i], f);
+        fclose(f);
+        prox_mesh *m = NULL;
+        err[0] = 0;
+        const int rc = prox_mesh_load(path, &m, err, sizeof err);
+        if (!cases[c].want) {
+            CHECK(rc == 0 && m && m->triangle_count == 4 && m->closed && fabs(m->volume - 1.0 / 6) < 1e-12, "the tetrahedron: %s", err);
+        } else {
+            char want[600];
+            snprintf(want, sizeof want, "%s%s", path, cases[c].want);
+            CHECK(rc == -1 && !m && !strncmp(err, want, strlen(want)) && !strchr(err, '\n'), "case %zu: '%s' (want '%s')", c, err, want);
+        }
+        prox_mesh_free(m);
+    }
+    /* binary: a count past the rest of the file (the last face's 200
+     * corners, 3 there; 100,000 took 1.3 GB in assimp), a list of another name
+     * (counted at no corners by the size check) in a file a face short,
+     * and a negative count of a signed count type */
+    snprintf(path, sizeof path, "%s/named.ply", dir);
+    write_cube_ply_bin(path, "corner_ids", 8, 13, 7, 3, 0);
+    FILE *f;
+    for (int neg = 0; neg < 2; neg++) { /* the cube, three indices a face, one count changed */
+        snprintf(path, sizeof path, "%s/%s.ply", dir, neg ? "negative" : "far");
+        if (!(f = fopen(path, "wb")))
+            continue;
+        fprintf(f, "ply\nformat binary_little_endian 1.0\nelement vertex 8\nproperty float x\nproperty float y\nproperty float z\n"
+                   "element face 12\nproperty list %s int vertex_indices\nend_header\n",
+                neg ? "char" : "uchar");
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 3; k++)
+                put_f32(f, (float)cube_v[i][k]);
+        for (int i = 0; i < 12; i++) {
+            put_le(f, neg && i == 5 ? 0xffu : !neg && i == 11 ? 200u : 3u, 1);
+            for (int k = 0; k < 3; k++)
+                put_le(f, cube_t[i][k], 4);
+        }
+        fclose(f);
+    }
+    static const char *const bins[3][2] = {{"far.ply", ": PLY face 11: a list of 200 values, more than the rest of the file holds"},
+                                           {"named.ply", ": truncated: the PLY body ends inside its elements"},
+                                           {"negative.ply", ": PLY face 5: a list of -1 values, a negative count"}};
+    for (int b = 0; b < 3; b++) {
+        char want[600];
+        snprintf(path, sizeof path, "%s/%s", dir, bins[b][0]);
+        snprintf(want, sizeof want, "%s%s", path, bins[b][1]);
+        prox_mesh *m = NULL;
+        err[0] = 0;
+        const int rc = prox_mesh_load(path, &m, err, sizeof err);
+        CHECK(rc == -1 && !m && !strcmp(err, want), "%s: '%s' (want '%s')", bins[b][0], err, want);
+        prox_mesh_free(m);
+    }
+    /* big endian, a ushort count type: the cube loads */
+    snprintf(path, sizeof path, "%s/big.ply", dir);
+    f = fopen(path, "wb");
+    if (f) {
+        fputs("ply\nformat binary_big_endian 1.0\nelement vertex 8\nproperty float x\nproperty float y\nproperty float z\n"
+              "element face 12\nproperty list ushort uint vertex_indices\nend_header\n",
+              f);
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 3; k++) {
+                float x = (float)cube_v[i][k];
+                uint32_t u;
+                memcpy(&u, &x, 4);
+                for (int j = 3; j >= 0; j--)
+                    fputc((int)(u >> (8 * j)) & 0xff, f);
+            }
+        for (int i = 0; i < 12; i++) {
+            fputc(0, f), fputc(3, f);
+            for (int k = 0; k < 3; k++)
+                for (int j = 3; j >= 0; j--)
+                    fputc((int)(cube_t[i][k] >> (8 * j)) & 0xff, f);
+        }
+        fclose(f);
+    }
+    prox_mesh *m = NULL;
+    CHECK(prox_mesh_load(path, &m, err, sizeof err) == 0 && m && m->triangle_count == 12 && m->closed && fabs(m->volume - 1) < 1e-12,
+          "big endian cube: %s", err);
+    prox_mesh_free(m);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
@@ -785,6 +906,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_load_formats);
     RUN_TEST(test_load_malformed);
     RUN_TEST(test_load_header_variants);
+    RUN_TEST(test_ply_lists_not_trusted);
     RUN_TEST(test_write_off);
     RUN_TEST(test_load_small_scale);
     return check_summary(argv[0]);
