@@ -481,8 +481,11 @@ int prox_voxmap_from_cloud(const char *path, double cell, uint32_t cls, prox_vox
         if (st == PROX_VOXEL_FULL || st == PROX_VOXEL_OUT_OF_RANGE) {
             free(p);
             prox_voxmap_free(m);
-            snprintf(err, errlen, st == PROX_VOXEL_FULL ? "%s: more occupied cells than capacity"
-                                                        : "%s: a point falls outside the map (not finite?)", path);
+            if (st == PROX_VOXEL_FULL) /* (the capacity is the point count, up to what a map file holds) */
+                snprintf(err, errlen, "%s: the cloud occupies more than %u cells at cell %g, the most a map file holds; use a larger cell",
+                         path, d.capacity, cell);
+            else
+                snprintf(err, errlen, "%s: a point falls outside the map (not finite?)", path);
             return -1;
         }
     }

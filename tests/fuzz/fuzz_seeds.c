@@ -2,8 +2,9 @@
  * inputs into DIR/ist, DIR/vox, DIR/osc, DIR/mesh and DIR/cloud (the
  * scenarios' come from sim/scenarios): a small inner sphere tree, a voxel
  * map with a few cells, one OSC message per address hapticd answers plus a
- * bundle, a box and a ball as OFF meshes, and point clouds in each form
- * fuzz_cloud reads (its first byte picks the suffix). */
+ * bundle, a box and a ball as OFF meshes and a PLY cube, and point clouds
+ * in each form fuzz_cloud reads (the mesh and cloud inputs' first byte
+ * picks the suffix). */
 #include <errno.h>
 #include <lo/lo.h>
 #include <stdint.h>
@@ -38,9 +39,31 @@ static int osc_seed(const char *dir, int k, const char *path, lo_message m)
     return rc;
 }
 
+/* a mesh seed: the suffix selector (fuzz_mesh: 0 off, 1 ply),
+ * then m as prox_mesh_write_off writes it */
+static int mesh_seed(const char *dir, const char *name, uint8_t sel, const prox_mesh *m, char *err, size_t errlen)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.tmp", dir, name);
+    static uint8_t buf[16384];
+    buf[0] = sel;
+    if (prox_mesh_write_off(m, path, err, errlen))
+        return -1;
+    FILE *f = fopen(path, "rb");
+    const size_t n = f ? fread(buf + 1, 1, sizeof buf - 1, f) : 0;
+    const int whole = f && feof(f);
+    if (f)
+        fclose(f);
+    remove(path);
+    if (!whole || n == 0) {
+        snprintf(err, errlen, "%s: not read back whole (at most %zu bytes)", path, sizeof buf - 1);
+        return -1;
+    }
+    return write_file(dir, name, buf, n + 1);
+}
+
 /* a cloud seed: the suffix selector (fuzz_cloud: 0 xyz, 1 obj, 2 ply,
- * 3 off, 4 stl, 5 txt; plus 6 for the class unknown), then size bytes of
- * text */
+ * 3 off, 4 stl; plus 5 for the class unknown), then size bytes of text */
 static int cloud_seed(const char *dir, const char *name, uint8_t sel, const void *data, size_t size)
 {
     uint8_t buf[2048];
@@ -102,20 +125,20 @@ static int cloud_seeds(const char *dir)
 {
     int bad = 0;
     bad |= cloud_text(dir, "plain.xyz", 0, "0 0 0\n0.05 0.02 0.01\n-0.03 0.04 0.1\n0.2 -0.1 0.05\n");
-    bad |= cloud_text(dir, "header.xyz", 6,
+    bad |= cloud_text(dir, "header.xyz", 5,
                       "\xef\xbb\xbf" "x y z\n# scanner export\n\n1.5 2.5 -0.5 # first\n1.52e0 2.51 -0.49\n  1.6\t2.4 -0.45\n");
     bad |= cloud_text(dir, "crlf.xyz", 0, "//X Y Z\r\n0.1 0.2 0.3\r\n0.12 0.22 0.31 \r\n# end\r\n0.4 0.1 0.2\r\n");
     bad |= cloud_text(dir, "cr-alone.xyz", 0, "0 0 0\r1 1 1\r2 2 2\r");
     bad |= cloud_text(dir, "mesh.obj", 1,
                       "# an OBJ cloud\nmtllib scan.mtl\no scan\ng part\nv 0 0 0\nv 0.1 0 0 0.5 0.25 1\n\tv\t0 0.1 0\n"
                       "vn 0 0 1\nvt 0.5 0.5\nv 0.02 0.03 0.05 1.0\nusemtl none\ns off\nf 1 2 3\nf 1/1/1 2/1/1 4/1/1\n");
-    bad |= cloud_text(dir, "points.obj", 7, "v -1 -1 -1\nv 1 1 1 # corner\nv 0.5 -0.5 0.25 0 0 0\n");
+    bad |= cloud_text(dir, "points.obj", 6, "v -1 -1 -1\nv 1 1 1 # corner\nv 0.5 -0.5 0.25 0 0 0\n");
     bad |= cloud_text(dir, "ascii.ply", 2,
                       "ply\nformat ascii 1.0\ncomment made by hand\nelement vertex 4\nproperty float x\nproperty float y\n"
                       "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
                       "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
                       "0 0 0 255 0 0\n0.1 0 0 0 255 0\n0 0.1 0 0 0 255\n0.05 0.05 0.2 9 9 9\n3 0 1 2\n");
-    bad |= cloud_text(dir, "camera-first.ply", 8,
+    bad |= cloud_text(dir, "camera-first.ply", 7,
                       "ply\nformat ascii 1.0\nelement camera 2\nproperty float view_px\nproperty float view_py\n"
                       "element vertex 3\nproperty double nx\nproperty double z\nproperty double y\nproperty double x\n"
                       "end_header\n1 2\n3 4\n0 0.5 0.25 -1\n1 0.5 0.3 -1.1\n0 0.6 0.2 -0.9\n");
@@ -126,9 +149,8 @@ static int cloud_seeds(const char *dir)
             bad |= cloud_ply_binary(dir, name, layout, big);
         }
     bad |= cloud_text(dir, "points.off", 3, "OFF\n# a cloud\n4 0 0\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n");
-    bad |= cloud_text(dir, "colours.off", 9, "COFF 3 1 0\n\n0 0 0 1 0 0 1\n0.1 0 0 0 1 0 1\n0 0.1 0 0 0 1 1\n3 0 1 2 0.5 0.5 0.5\n");
+    bad |= cloud_text(dir, "colours.off", 8, "COFF 3 1 0\n\n0 0 0 1 0 0 1\n0.1 0 0 0 1 0 1\n0 0.1 0 0 0 1 1\n3 0 1 2 0.5 0.5 0.5\n");
     bad |= cloud_text(dir, "hom.off", 3, "# homogeneous\n4nOFF\n3\n2 0 0\n0 0 0 2\n0.2 0.4 0.6 2\n");
-    bad |= cloud_text(dir, "mesh.txt", 5, "OFF\n4 1 0\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n3 0 1 2\n");
     bad |= cloud_text(dir, "tri.stl", 4,
                       "solid cloud\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0.1 0\n"
                       "endloop\nendfacet\nendsolid cloud\n");
@@ -164,19 +186,28 @@ int main(int argc, char **argv)
         return 1;
     }
     prox_ist_free(t);
-    snprintf(path, sizeof path, "%s/ball.off", d[3]);
-    if (prox_mesh_write_off(m, path, err, sizeof err)) {
+    if (mesh_seed(d[3], "ball.off", 0, m, err, sizeof err)) {
         fprintf(stderr, "fuzz_seeds: %s\n", err);
         return 1;
     }
     prox_mesh_free(m);
     m = prox_mesh_make_box(prox_v3(0.1, 0.2, 0.05));
-    snprintf(path, sizeof path, "%s/box.off", d[3]);
-    if (!m || prox_mesh_write_off(m, path, err, sizeof err)) {
+    if (!m || mesh_seed(d[3], "box.off", 0, m, err, sizeof err)) {
         fprintf(stderr, "fuzz_seeds: %s\n", err);
         return 1;
     }
     prox_mesh_free(m);
+    static const char ply_tet[] = "ply\nformat ascii 1.0\ncomment a tetrahedron\nelement vertex 4\nproperty float x\n"
+                                  "property float y\nproperty float z\nelement face 4\nproperty list uchar int vertex_indices\n"
+                                  "end_header\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 3\n";
+    uint8_t seed[sizeof ply_tet + 1] = {1}; /* as it is, then after a line end (where assimp finds the magic too) */
+    memcpy(seed + 1, ply_tet, sizeof ply_tet - 1);
+    if (write_file(d[3], "tet.ply", seed, sizeof ply_tet))
+        return 1;
+    memmove(seed + 2, seed + 1, sizeof ply_tet - 1);
+    seed[1] = '\n';
+    if (write_file(d[3], "tet-lf.ply", seed, sizeof seed))
+        return 1;
     prox_voxmap_def vd = {0.01, prox_v3(0, 0, 0), {8, 8, 8}, 256};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
     snprintf(path, sizeof path, "%s/map.vox", d[1]);
