@@ -48,9 +48,10 @@
  * refused. Text files (OFF, ASCII PLY) are then read whole, as assimp does. */
 enum { MESH_HEAD_MAX = 64 * 1024 };
 
-/* A PLY element's layout, for the body check (ply_body): its count and
- * each property's size in bytes (a list's: its items'), a list's count
- * type (size and kind; size 0 for a scalar property). */
+/* A PLY element's layout, for the body checks (ply_ascii_body,
+ * ply_binary_body): its count and each property's size in bytes (a list's:
+ * its items'), a list's count type (size and kind; size 0 for a scalar
+ * property). */
 enum { PLY_MAX_ELEMENTS = 32, PLY_MAX_PROPS = 64 };
 typedef struct ply_element {
     char name[32];
@@ -444,7 +445,7 @@ static int ply_binary_body(const unsigned char *p, const unsigned char *end, con
 {
     for (unsigned k = 0; k < h->elements; k++) {
         const ply_element *el = &h->el[k];
-        for (unsigned long long i = 0; i < el->count; i++)
+        for (unsigned long long i = 0; i < el->count && el->props; i++) /* (no properties: no bytes, however many) */
             for (unsigned q = 0; q < el->props; q++) {
                 const size_t left = (size_t)(end - p);
                 if (!el->csize[q]) {

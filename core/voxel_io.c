@@ -145,8 +145,8 @@ static int read_text_points(const char *path, enum text_cloud fmt, prox_vec3 **p
             header = 1;
             continue;
         }
-        if (hom) { /* 4OFF: homogeneous coordinates, w needed and not 0 */
-            nread = nread == 4 && w != 0 ? 3 : 0;
+        if (hom) { /* 4OFF: homogeneous coordinates, w needed, finite and not 0 */
+            nread = nread == 4 && w != 0 && isfinite(w) ? 3 : 0;
             x /= w, y /= w, z /= w;
         }
         if (nread < 3 || !isfinite(x) || !isfinite(y) || !isfinite(z)) {

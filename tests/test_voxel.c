@@ -193,6 +193,7 @@ static void test_files(void)
         {".off", "nOFF\n4\n2 0 0\n0 0 0 0\n1 1 1 1\n", ".off:2: OFF of dimension 4 (only 3 is read)"},
         {".off", "OFF\n3 0 0\n0 0 0\n1 1\n2 2 2\n", ".off:4: want 'x y z' (finite numbers)"},
         {".off", "4OFF\n2 0 0\n0 0 0 1\n1 1 1 0\n", ".off:4: want 'x y z w' (finite numbers, w not 0)"},
+        {".off", "4OFF\n2 0 0\n0 0 0 1\n1 1 1 inf\n", ".off:4: want 'x y z w' (finite numbers, w not 0)"},
         {".off", "OFF\n2 0 0\n0 0 inf\n1 1 1\n", ".off:3: want 'x y z' (finite numbers)"},
         {".off", "OFF\n2 x 0\n0 0 0\n1 1 1\n", ".off: unreadable OFF header (want [OFF] then vertex, face and edge counts)"}};
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
