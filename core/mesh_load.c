@@ -517,8 +517,9 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
         h->body += ply_at;
         h->min_bytes = sat_add(h->min_bytes, ply_at);
     }
-    if (rc == 0 && (off || h->text) && !whole) {
-        /* text: the whole file, as assimp reads it */
+    if (rc == 0 && (off || ply) && !whole) {
+        /* the whole file, as assimp reads it: text to count its lines,
+         * binary PLY to walk its lists (ply_binary_body) */
         cap = (size_t)size > n ? (size_t)size : n;
         char *g = realloc(t, cap + 2);
         if (!g)
@@ -542,20 +543,8 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
     }
     if (rc == 0 && ply && h->text)
         rc = ply_ascii_body(t + h->body, t + n, h, path, err, errlen);
-    if (rc == 0 && ply && !h->text) {
-        /* binary: the whole file, to walk its lists (assimp reads it
-         * whole too) */
-        if (!whole) {
-            cap = (size_t)size > n ? (size_t)size : n;
-            char *g = realloc(t, cap + 2);
-            if (!g)
-                goto oom;
-            t = g;
-            n += fread(t + n, 1, cap - n, f);
-        }
-        if (h->body <= n)
-            rc = ply_binary_body((const unsigned char *)t + h->body, (const unsigned char *)t + n, h, path, err, errlen);
-    }
+    if (rc == 0 && ply && !h->text && h->body <= n)
+        rc = ply_binary_body((const unsigned char *)t + h->body, (const unsigned char *)t + n, h, path, err, errlen);
     if (rc == 0 && h->text) {
         unsigned long long lines = count_lines(t + h->body, t + n, h->lines);
         if (lines < h->lines) {
