@@ -504,13 +504,30 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
         goto oom;
     size_t n = fread(t, 1, cap, f);
     int whole = n < cap;
-    const char *dot = strrchr(path, '.');
+    const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
     int has_dim, rc = 0;
     const size_t ply_at = ply_magic(t, n);
     const int ply = ply_at != SIZE_MAX;
     int off = !ply && ((dot && strcasecmp(dot, ".off") == 0) || off_keyword(t, t + n, &has_dim));
     if (!ply && !off) {
         free(t);
+        /* a .ply without the magic where we look: assimp's PLY reader
+         * found one elsewhere ("\0\0\0\1\nply", 52 bytes) and then read
+         * on forever (fuzz_mesh). A name assimp does not know goes to
+         * whichever of its readers claims the content ("ply" or another
+         * word in its first bytes), unchecked: refused unless it is OFF or
+         * PLY text that passes the checks (a 26-byte file made the Quick3D
+         * reader ask for 630 GB) */
+        if (dot && !strcasecmp(dot, ".ply")) {
+            snprintf(err, errlen, "%s: not a PLY file (it does not start with 'ply')", path);
+            return -1;
+        }
+        if (!dot || !aiIsExtensionSupported(dot)) {
+            snprintf(err, errlen, "%s: %s%s%s is not a format name assimp knows (not OFF or PLY either): name the file by its format "
+                                  "(.obj, .stl, .ply, .off, .gltf, ...)",
+                     path, dot ? "'" : "no suffix", dot ? dot : "", dot ? "'" : "");
+            return -1;
+        }
         return 0;
     }
     if (ply && (rc = ply_header(t + ply_at, n - ply_at, whole, h, path, ply_at ? 2 : 1, err, errlen)) == 0) {
