@@ -1550,14 +1550,14 @@ static void test_ist_cli(void)
         }
     }
     const struct {
-        const char *a, *b, *why;
+        const char *a, *b, *why; /* why: the message, %s the side that does not load */
     } unloadable[] = {
         {ia, trunc, "%s: not an .ist file (too short: 100 bytes)"},
         {junk, ib, "%s:1: not a voxel map (want 'hapticd-voxmap 1' first)"},
         {missing, ib, "%s: No such file or directory"},
     };
     for (size_t k = 0; k < sizeof unloadable / sizeof unloadable[0]; k++) {
-        const char *bad = k == 0 ? trunc : k == 1 ? junk : missing;
+        const char *bad = unloadable[k].a == ia ? unloadable[k].b : unloadable[k].a;
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, unloadable[k].a, unloadable[k].b, pp);
         const int rc = check_run_cmd(cmd, out, 16, &n, err);
         char line[300];

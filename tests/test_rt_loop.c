@@ -13,6 +13,7 @@
 #include "check.h"
 #include "dev_device.h"
 #include "prox.h"
+#include "check_prox.h"
 #include "rt_service.h"
 
 /* count the allocator's calls made on the thread named "hapticd-rt" (the
@@ -1141,29 +1142,50 @@ static void on_log(const rt_telemetry *t, void *user)
 
 /* a lockstep service on the null device (cfg at 100 Hz, priority 0) with
  * the 2 cm ball tool at the origin and a box (10 cm half side) whose face
- * lies gap_m from the ball along +x; its telemetry to log. NULL (a failed
- * check) when it cannot be had. The budget, 5 ms, is real time in
- * lockstep too: room for a sanitized build on a loaded machine, so that
- * every query with a budget completes and runs repeat exactly. */
-static rt_service *near_box_service(rt_config cfg, double gap_m, dev_device **dev, tel_log *log)
+ * lies gap_m from the ball along +x, its telemetry in log (emptied), its
+ * clock t_ns at 1 ms. The budget, 5 ms, is real time in lockstep too:
+ * room for a sanitized build, so that every query with a budget completes
+ * and runs repeat exactly; a loaded machine can still preempt one past it
+ * (see near_box_complete). */
+typedef struct near_box {
+    rt_service *svc;
+    dev_device *dev;
+    tel_log log;
+    uint64_t t_ns;
+} near_box;
+
+/* 0, or -1 (a failed check) when the service cannot be had */
+static int near_box_open(near_box *nb, rt_config cfg, double gap_m)
 {
     char err[256] = "";
+    memset(&nb->log, 0, sizeof nb->log);
+    nb->t_ns = 1000000;
     cfg.priority = 0;
     cfg.rate_hz = LOCKSTEP_HZ;
     cfg.budget_us = 5000;
-    rt_service *svc = null_service(&cfg, dev);
-    if (!svc)
-        return NULL;
-    const int ok = add(svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0.12 + gap_m, 0, 0), err) == 0 &&
-                   add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
-                   rt_service_set_tool(svc, "tool", err, sizeof err) == 0 && rt_service_add_telemetry_listener(svc, on_log, log) == 0;
+    nb->svc = null_service(&cfg, &nb->dev);
+    if (!nb->svc)
+        return -1;
+    const int ok = add(nb->svc, "box", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0.12 + gap_m, 0, 0), err) == 0 &&
+                   add(nb->svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
+                   rt_service_set_tool(nb->svc, "tool", err, sizeof err) == 0 &&
+                   rt_service_add_telemetry_listener(nb->svc, on_log, &nb->log) == 0;
     CHECK(ok, "near-box scene: %s", err);
     if (!ok) {
-        rt_service_destroy(svc);
-        dev_close(*dev);
-        return NULL;
+        rt_service_destroy(nb->svc);
+        dev_close(nb->dev);
+        nb->svc = NULL, nb->dev = NULL;
+        return -1;
     }
-    return svc;
+    return 0;
+}
+
+/* the service and device closed; the log stays */
+static void near_box_close(near_box *nb)
+{
+    rt_service_destroy(nb->svc);
+    dev_close(nb->dev);
+    nb->svc = NULL, nb->dev = NULL;
 }
 
 /* n lockstep cycles a period apart after t_ns (updated); 0 or a failed check */
@@ -1178,6 +1200,19 @@ static int steps(rt_service *svc, uint64_t *t_ns, int n)
     return 0;
 }
 
+/* A run repeats exactly only where its queries completed in their budget,
+ * real time that a loaded machine can take (a preemption past 5 ms): a
+ * test whose first n records are not all complete runs again, at most
+ * NEAR_BOX_TRIES times. 1 when the first n records' queries all completed. */
+#define NEAR_BOX_TRIES 5
+static int near_box_complete(const near_box *nb, int n)
+{
+    for (int k = 0; k < n && k < nb->log.n; k++)
+        if (nb->log.t[k].flags & RT_TEL_QUERY_INCOMPLETE)
+            return 0;
+    return 1;
+}
+
 /* A ramp time of 0 means full force at once: the same output, cycle for
  * cycle, as the shortest ramp (1e-9 s, full after one cycle), not zero
  * force and not the default ramp. The 0.5 s ramp scales the same forces
@@ -1186,35 +1221,35 @@ static int steps(rt_service *svc, uint64_t *t_ns, int n)
 static void test_ramp_zero(void)
 {
     const double ramps[3] = {0.0, 1e-9, 0.5};
-    tel_log log[3];
+    static near_box nb[3];
+    tel_log *const log[3] = {&nb[0].log, &nb[1].log, &nb[2].log};
     for (int r = 0; r < 3; r++) {
-        memset(&log[r], 0, sizeof log[r]);
         rt_config cfg = rt_config_default();
         cfg.limits.ramp_s = ramps[r];
         cfg.limits.max_force_rate_n_per_cycle = 0; /* no rate limit: the ramp alone shapes the output */
-        dev_device *dev;
-        rt_service *svc = near_box_service(cfg, 0.002, &dev, &log[r]);
-        if (!svc)
-            return;
-        uint64_t t = 1000000;
-        steps(svc, &t, 40);
-        rt_service_destroy(svc);
-        dev_close(dev);
+        int tries = 0;
+        do {
+            if (near_box_open(&nb[r], cfg, 0.002) != 0)
+                return;
+            steps(nb[r].svc, &nb[r].t_ns, 40);
+            near_box_close(&nb[r]);
+        } while (!near_box_complete(&nb[r], 40) && ++tries < NEAR_BOX_TRIES);
+        CHECK(near_box_complete(&nb[r], 40), "ramp %g s: every query within its budget in one of %d runs", ramps[r], tries);
     }
-    CHECK(log[0].n == 40 && log[1].n == 40 && log[2].n == 40, "40 records each: %d %d %d", log[0].n, log[1].n, log[2].n);
+    CHECK(log[0]->n == 40 && log[1]->n == 40 && log[2]->n == 40, "40 records each: %d %d %d", log[0]->n, log[1]->n, log[2]->n);
     int pushing = 0, same = 0, ramped = 0;
-    for (int k = 0; k < 40 && k < log[0].n && k < log[1].n && k < log[2].n; k++) {
-        const prox_vec3 f0 = log[0].t[k].force_n, f1 = log[1].t[k].force_n, f2 = log[2].t[k].force_n;
-        pushing += prox_v3_len(f0) > 0.01 && (log[0].t[k].flags & RT_TEL_CONTACT);
+    for (int k = 0; k < 40 && k < log[0]->n && k < log[1]->n && k < log[2]->n; k++) {
+        const prox_vec3 f0 = log[0]->t[k].force_n, f1 = log[1]->t[k].force_n, f2 = log[2]->t[k].force_n;
+        pushing += prox_v3_len(f0) > 0.01 && (log[0]->t[k].flags & RT_TEL_CONTACT);
         same += f0.x == f1.x && f0.y == f1.y && f0.z == f1.z;
         const double want = fmin(1.0, (k + 1) / (double)LOCKSTEP_HZ / 0.5); /* the k-th cycle's ramp (cycles counted from 1) */
         ramped += prox_v3_dist(f2, prox_v3_scale(f1, want)) <= 1e-12 + 1e-9 * prox_v3_len(f1);
     }
     CHECK(pushing >= 30, "the margin pushes the tool: %d of 40 cycles with force", pushing);
     CHECK(same == 40, "ramp 0 gives the instant ramp's output: %d of 40 cycles the same (cycle 10: %g N vs %g N)", same,
-          log[0].n > 10 ? prox_v3_len(log[0].t[10].force_n) : -1, log[1].n > 10 ? prox_v3_len(log[1].t[10].force_n) : -1);
+          log[0]->n > 10 ? prox_v3_len(log[0]->t[10].force_n) : -1, log[1]->n > 10 ? prox_v3_len(log[1]->t[10].force_n) : -1);
     CHECK(ramped == 40, "the 0.5 s ramp scales them by k/50: %d of 40 cycles (cycle 10: %g N vs %g N)", ramped,
-          log[2].n > 10 ? prox_v3_len(log[2].t[10].force_n) : -1, log[1].n > 10 ? prox_v3_len(log[1].t[10].force_n) : -1);
+          log[2]->n > 10 ? prox_v3_len(log[2]->t[10].force_n) : -1, log[1]->n > 10 ? prox_v3_len(log[1]->t[10].force_n) : -1);
 }
 
 /* Moving the tool object (set_pose on the tool) starts the proxy over at
@@ -1224,27 +1259,29 @@ static void test_ramp_zero(void)
 static void test_tool_pose_restarts_proxy(void)
 {
     char err[256];
-    tel_log log;
-    memset(&log, 0, sizeof log);
-    dev_device *dev;
-    rt_service *svc = near_box_service(rt_config_default(), 0.002, &dev, &log);
-    if (!svc)
-        return;
-    uint64_t t = 1000000;
-    steps(svc, &t, 30);
-    prox_xform x = prox_xform_from_pose(prox_v3(0, 0.5, 0), prox_quat_identity());
-    CHECK(rt_service_set_pose(svc, "tool", &x, err, sizeof err) == 0, "tool pose: %s", err);
-    steps(svc, &t, 1);
-    CHECK(log.n == 31, "31 records: %d", log.n);
-    if (log.n == 31) {
-        const prox_vec3 first = log.t[0].tool_pos, before = log.t[29].tool_pos, after = log.t[30].tool_pos;
+    static near_box nb;
+    int tries = 0;
+    do {
+        if (tries)
+            near_box_close(&nb);
+        if (near_box_open(&nb, rt_config_default(), 0.002) != 0)
+            return;
+        steps(nb.svc, &nb.t_ns, 30);
+        prox_xform x = prox_xform_from_pose(prox_v3(0, 0.5, 0), prox_quat_identity());
+        CHECK(rt_service_set_pose(nb.svc, "tool", &x, err, sizeof err) == 0, "tool pose: %s", err);
+        steps(nb.svc, &nb.t_ns, 1);
+    } while (!near_box_complete(&nb, 31) && ++tries < NEAR_BOX_TRIES);
+    CHECK(near_box_complete(&nb, 31), "every query within its budget in one of %d runs", tries);
+    const tel_log *log = &nb.log;
+    CHECK(log->n == 31, "31 records: %d", log->n);
+    if (log->n == 31) {
+        const prox_vec3 first = log->t[0].tool_pos, before = log->t[29].tool_pos, after = log->t[30].tool_pos;
         CHECK(first.x < -1e-9 && before.x < first.x, "the push carries the proxy on: -x %g m after 1 cycle, %g m after 30", first.x,
               before.x);
         CHECK(prox_v3_dist(after, first) <= 1e-15, "after the tool's pose the proxy starts over: (%g %g %g), the first cycle's (%g %g %g)",
               after.x, after.y, after.z, first.x, first.y, first.z);
     }
-    rt_service_destroy(svc);
-    dev_close(dev);
+    near_box_close(&nb);
 }
 
 /* A query that settles nothing in its budget next to an object holds the
@@ -1256,33 +1293,36 @@ static void test_tool_pose_restarts_proxy(void)
 static void test_proxy_hold_bounded(void)
 {
     char err[256];
-    tel_log log;
-    memset(&log, 0, sizeof log);
-    dev_device *dev;
-    rt_service *svc = near_box_service(rt_config_default(), 0.002, &dev, &log);
-    if (!svc)
-        return;
-    uint64_t t = 1000000;
-    steps(svc, &t, 10);
+    static near_box nb;
+    int tries = 0;
+    do {
+        if (tries)
+            near_box_close(&nb);
+        if (near_box_open(&nb, rt_config_default(), 0.002) != 0)
+            return;
+        steps(nb.svc, &nb.t_ns, 10);
+    } while (!near_box_complete(&nb, 10) && ++tries < NEAR_BOX_TRIES);
+    CHECK(near_box_complete(&nb, 10), "the first 10 queries within their budget in one of %d runs", tries);
+    rt_service *svc = nb.svc;
     CHECK(rt_service_set_budget_us(svc, 0, err, sizeof err) == 0, "budget 0: %s", err);
     CHECK(rt_service_remove_object(svc, "box", err, sizeof err) == 0, "remove box: %s", err);
     CHECK(add(svc, "box2", prox_mesh_make_box(prox_v3(0.1, 0.1, 0.1)), prox_v3(0.122, 0, 0), err) == 0, "box2: %s", err);
-    steps(svc, &t, 25);
-    CHECK(log.n == 35, "35 records: %d", log.n);
-    if (log.n == 35) {
-        CHECK(log.t[9].flags & RT_TEL_CONTACT, "cycle 10 measured the margin: flags %u", log.t[9].flags);
+    steps(nb.svc, &nb.t_ns, 25);
+    const tel_log *log = &nb.log;
+    CHECK(log->n == 35, "35 records: %d", log->n);
+    if (log->n == 35) {
+        CHECK(log->t[9].flags & RT_TEL_CONTACT, "cycle 10 measured the margin: flags %u", log->t[9].flags);
         int incomplete = 0, held = 0;
         for (int k = 10; k < 35; k++) {
-            incomplete += (log.t[k].flags & RT_TEL_QUERY_INCOMPLETE) && log.t[k].distance_m == -1.0;
-            held += k < 30 && prox_v3_dist(log.t[k].tool_pos, log.t[9].tool_pos) == 0;
+            incomplete += (log->t[k].flags & RT_TEL_QUERY_INCOMPLETE) && log->t[k].distance_m == -1.0;
+            held += k < 30 && prox_v3_dist(log->t[k].tool_pos, log->t[9].tool_pos) == 0;
         }
         CHECK(incomplete == 25, "every budget-0 query incomplete, nothing found: %d of 25", incomplete);
         CHECK(held == 20, "the proxy held its place 20 cycles: %d", held);
-        CHECK(prox_v3_dist(log.t[30].tool_pos, log.t[9].tool_pos) > 1e-9, "then it moves on (%g m)",
-              prox_v3_dist(log.t[30].tool_pos, log.t[9].tool_pos));
+        CHECK(prox_v3_dist(log->t[30].tool_pos, log->t[9].tool_pos) > 1e-9, "then it moves on (%g m)",
+              prox_v3_dist(log->t[30].tool_pos, log->t[9].tool_pos));
     }
-    rt_service_destroy(svc);
-    dev_close(dev);
+    near_box_close(&nb);
 }
 
 /* A second recording replaces the first: the first file keeps the records
@@ -1291,27 +1331,25 @@ static void test_proxy_hold_bounded(void)
 static void test_record_switch(void)
 {
     char err[256], dir[] = "/tmp/hapticd-rec-XXXXXX", pa[300], pb[300];
+    static near_box nb;
+    if (near_box_open(&nb, rt_config_default(), 0.5) != 0)
+        return;
     if (!mkdtemp(dir)) {
         CHECK(0, "mkdtemp");
+        near_box_close(&nb);
         return;
     }
     snprintf(pa, sizeof pa, "%s/a.tel", dir);
     snprintf(pb, sizeof pb, "%s/b.tel", dir);
-    tel_log log;
-    memset(&log, 0, sizeof log);
-    rt_config cfg = rt_config_default();
-    dev_device *dev;
-    rt_service *svc = near_box_service(cfg, 0.5, &dev, &log);
-    if (!svc)
-        return;
-    uint64_t t = 1000000;
+    rt_service *svc = nb.svc;
+    uint64_t *t = &nb.t_ns;
     CHECK(rt_service_record_start(svc, pa, err, sizeof err) == 0, "record a: %s", err);
-    steps(svc, &t, 3);
+    steps(svc, t, 3);
     CHECK(rt_service_record_start_new(svc, pb, err, sizeof err) == 0, "record b: %s", err);
-    steps(svc, &t, 5);
+    steps(svc, t, 5);
     CHECK(rt_service_record_stop(svc) == 0, "stop: recording");
     CHECK(rt_service_record_stop(svc) == -1, "stop again: not recording");
-    steps(svc, &t, 1);
+    steps(svc, t, 1);
     const char *paths[2] = {pa, pb};
     const unsigned long long first[2] = {0, 3}, count[2] = {3, 5};
     for (int i = 0; i < 2; i++) {
@@ -1336,8 +1374,7 @@ static void test_record_switch(void)
         remove(paths[i]);
     }
     rmdir(dir);
-    rt_service_destroy(svc);
-    dev_close(dev);
+    near_box_close(&nb);
 }
 
 /* The control calls' refusals not met elsewhere: gains a device cannot
@@ -1418,13 +1455,13 @@ static void test_more_refusals(void)
     if (mkdtemp(dir)) {
         snprintf(path, sizeof path, "%s/inside-out.obj", dir);
         prox_mesh *b = prox_mesh_make_box(prox_v3(0.05, 0.05, 0.05));
-        FILE *f = fopen(path, "w");
-        for (uint32_t i = 0; f && b && i < b->vertex_count; i++)
-            fprintf(f, "v %.17g %.17g %.17g\n", b->vertices[i].x, b->vertices[i].y, b->vertices[i].z);
-        for (uint32_t i = 0; f && b && i < b->triangle_count; i++)
-            fprintf(f, "f %u %u %u\n", b->triangles[i][0] + 1, b->triangles[i][2] + 1, b->triangles[i][1] + 1);
-        if (f)
-            fclose(f);
+        CHECK(b != NULL, "box");
+        for (uint32_t i = 0; b && i < b->triangle_count; i++) {
+            const uint32_t v1 = b->triangles[i][1];
+            b->triangles[i][1] = b->triangles[i][2], b->triangles[i][2] = v1;
+        }
+        if (b)
+            check_write_obj(path, b);
         prox_mesh_free(b);
         CHECK(rt_service_load_object(svc, "inv", path, NULL, 0, err, sizeof err) == -1 && strstr(err, path) == err &&
                   strstr(err, "mesh encloses no positive volume") && strstr(err, "inside out"),
@@ -1525,17 +1562,15 @@ static int count_in(const char *text, const char *what)
 static void test_record_write_error(void)
 {
     char err[256];
-    tel_log log;
-    memset(&log, 0, sizeof log);
-    dev_device *dev;
-    rt_service *svc = near_box_service(rt_config_default(), 0.5, &dev, &log);
-    if (!svc)
+    static near_box nb;
+    if (near_box_open(&nb, rt_config_default(), 0.5) != 0)
         return;
+    rt_service *svc = nb.svc;
+    uint64_t *t = &nb.t_ns;
     capture c;
     CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
-    uint64_t t = 1000000;
     capture_begin(&c);
-    steps(svc, &t, 200); /* some 30 kB of lines: more than a stdio buffer */
+    steps(svc, t, 200); /* some 30 kB of lines: more than a stdio buffer */
     char *text = capture_end(&c);
     const int stopped = rt_service_record_stop(svc);
     const int said = count_in(text, "hapticd: telemetry recording failed at record ");
@@ -1550,7 +1585,7 @@ static void test_record_write_error(void)
     /* a few cycles, all in the buffer: lost at the close */
     static const char closed[] = "hapticd: telemetry recording failed when closed (No space left on device): its last lines are lost\n";
     CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
-    steps(svc, &t, 5);
+    steps(svc, t, 5);
     capture_begin(&c);
     const int stop2 = rt_service_record_stop(svc);
     text = capture_end(&c);
@@ -1560,13 +1595,14 @@ static void test_record_write_error(void)
     CHECK(rt_service_record_stop(svc) == -1, "then not recording");
     /* and by rt_service_destroy, the end of hapticd --record */
     CHECK(rt_service_record_start(svc, "/dev/full", err, sizeof err) == 0, "record to /dev/full: %s", err);
-    steps(svc, &t, 5);
+    steps(svc, t, 5);
     capture_begin(&c);
     rt_service_destroy(svc);
+    nb.svc = NULL;
     text = capture_end(&c);
     CHECK(count_in(text, closed) == 1, "destroyed with 5 records in the buffer: stderr '%s'", text);
     free(text);
-    dev_close(dev);
+    near_box_close(&nb); /* (the device) */
 }
 
 int main(int argc, char **argv)

@@ -265,6 +265,20 @@ static void read_back(FILE *f, char *out, size_t size)
     out[n] = 0;
 }
 
+/* r as sim_report_print writes it (json or text) into out; -1 (a failed
+ * check) when no temporary file can be had */
+static int report_printed(const sim_report *r, int json, char *out, size_t size)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL, "tmpfile");
+    if (!f)
+        return -1;
+    sim_report_print(f, r, json);
+    read_back(f, out, size);
+    fclose(f);
+    return 0;
+}
+
 /* expect's six comparisons at and beside a metric's value, each line as
  * sim_check writes it and the failures counted; the JSON report writes a
  * value that is not finite as null (JSON has no NaN or infinity) and
@@ -310,21 +324,11 @@ static void test_expect_ops_and_json(void)
     /* JSON */
     r.first_contact_s = NAN, r.max_penvol_m3 = INFINITY, r.work_j = -0.25;
     fclose(f);
-    f = tmpfile();
-    if (!f)
-        return;
-    sim_report_print(f, &r, 1);
-    read_back(f, out, sizeof out);
-    fclose(f);
     /* the text report of the same run: one "name value" line a metric,
      * which the JSON must list in the same order with the same values */
     static char text[8192];
-    f = tmpfile();
-    if (!f)
+    if (report_printed(&r, 1, out, sizeof out) != 0 || report_printed(&r, 0, text, sizeof text) != 0)
         return;
-    sim_report_print(f, &r, 0);
-    read_back(f, text, sizeof text);
-    fclose(f);
     int metrics = 0, differ = 0;
     const char *jp = out;
     for (const char *t = text; *t; metrics++) {

@@ -180,14 +180,14 @@ static void test_files(void)
     unlink(xyz);
     /* clouds refused: a vertex that is not finite, through assimp (STL)
      * and our OBJ reader, which also refuses a 'v' line of two numbers; an
-     * OFF cloud whose header declares a billion vertices, from the header
-     * (assimp would reserve for them first) */
+     * OFF cloud whose header declares a billion vertices, by the header
+     * check before any is read */
     const char *refused[][3] = {
         {".stl", "solid s\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex nan 1 1\nvertex 1 1 1\nendloop\nendfacet\nendsolid s\n",
          "vertex 2 is not finite"},
         {".obj", "v 0 0 0\nv nan 1 1\nv 1 1 1\n", ".obj:2: want 'v x y z' (finite numbers)"},
         {".obj", "o a\nv 0 0 0\nvn 0 0 1\n v 1 1\n", ".obj:4: want 'v x y z' (finite numbers)"},
-        {".off", "OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", "declares"},
+        {".off", "OFF\n1000000000 1000000000 0\n0 0 0\n1 1 1\n", ".off: the OFF header declares 1000000000 vertices and 1000000000 faces"},
         /* our OFF reader: a dimension but 3, a short vertex, w = 0, a
          * vertex line short of three numbers, a count that is not one */
         {".off", "nOFF\n4\n2 0 0\n0 0 0 0\n1 1 1 1\n", ".off:2: OFF of dimension 4 (only 3 is read)"},
@@ -200,6 +200,9 @@ static void test_files(void)
         char cloud[64];
         snprintf(cloud, sizeof cloud, "%s%s", path, refused[k][0]);
         f = fopen(cloud, "w");
+        CHECK(f != NULL, "write %s", cloud);
+        if (!f)
+            continue;
         fputs(refused[k][1], f);
         fclose(f);
         l = NULL;
@@ -259,18 +262,18 @@ static void check_cloud_map(const char *path, const prox_vec3 *p, int n, double 
 
 /* 300 points on a 1/64 grid (exact in the floats assimp reads, and in
  * decimal) become the map a brute force over the points gives (above),
- * from three files:
- * - an ASCII STL of 100 facets, through assimp;
- * - an OBJ with an object and a group line, normals, texture coordinates,
- *   faces (one longer than the line buffer), comments and colours after
- *   the vertices, through our reader: assimp gave no points for an OBJ
- *   with an 'o' line and no faces;
- * - the same OBJ without faces, normals or groups (assimp lost the 'v'
+ * from seven files (form 0 to 6):
+ * - 0: an ASCII STL of 100 facets, through assimp;
+ * - 1: an OBJ with an object and a group line, normals, texture
+ *   coordinates, faces (one longer than the line buffer), comments and
+ *   colours after the vertices, through our reader: assimp gave no points
+ *   for an OBJ with an 'o' line and no faces;
+ * - 2: the same OBJ without faces, normals or groups (assimp lost the 'v'
  *   lines written with tabs and refused the colours);
- * - OFF through our reader (assimp refuses an OFF without faces): plain
- *   with comment and blank lines and the counts on the keyword's line;
- *   COFF with colours and faces after the vertices; 4OFF with w = 4; nOFF
- *   of dimension 3 with normals (NOFF's values).
+ * - 3 to 6: OFF through our reader (assimp refuses an OFF without faces):
+ *   plain with comment and blank lines and the counts on the keyword's
+ *   line; COFF with colours and faces after the vertices; 4OFF with w = 4;
+ *   nOFF of dimension 3 with normals (NOFF's values).
  * A file assimp cannot read is refused naming it. */
 static void test_cloud_formats(void)
 {
@@ -392,10 +395,11 @@ static int cloud_in_child(const char *path, size_t want_cells, char *err, size_t
 /* A PLY header's vertex count is not trusted for memory: a file of a few
  * hundred bytes declaring 2^28 vertices (the most the reader takes) made
  * it reserve 6.4 GB before reading one (fuzz_cloud stops there on
- * libFuzzer's 4 GB malloc limit). These files must be refused as
- * truncated, naming the vertices found (the reservation failed "out of
- * memory", or under ASan ended the child), and a file of 70000 vertices
- * (past the reader's first block) must still read, every cell present. */
+ * libFuzzer's 4 GB malloc limit). These files (ASCII and binary) must be
+ * refused as truncated, naming the vertices found; the child's 256 MB of
+ * room makes such a reservation fail (it was refused "out of memory", or
+ * under ASan the child ended). A file of 70000 vertices (past the reader's
+ * first block) must still read, every cell present. */
 static void test_ply_count_not_trusted(void)
 {
     char dir[] = "/tmp/hapticd-vox-XXXXXX", path[256], err[600];

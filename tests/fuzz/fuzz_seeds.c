@@ -79,9 +79,9 @@ static int cloud_text(const char *dir, const char *name, uint8_t sel, const char
     return cloud_seed(dir, name, sel, text, strlen(text));
 }
 
-/* a binary PLY: the header text, then n vertices of x, y, z (and for the
- * first layout a colour) written in the layout's types, byte order big
- * or little */
+/* a binary PLY of 5 vertices, byte order big or little: layout 0 float
+ * x, y, z and a colour; 1 double x, y, z and one face; 2 integers of
+ * several sizes, x, y, z among other properties */
 static int cloud_ply_binary(const char *dir, const char *name, int layout, int big)
 {
     static const char *const head[3] = {
