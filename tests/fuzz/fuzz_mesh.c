@@ -1,7 +1,8 @@
 /* fuzz_mesh.c - libFuzzer target (make fuzz): a mesh file as input, read
  * by the loader (prox's header checks, assimp, then prox's checks); the
- * first byte picks the suffix, .off or .ply, the formats whose headers
- * prox checks (fuzz_cloud says why not a suffix assimp does not know). A
+ * first byte picks the suffix: .off or .ply, the formats whose headers
+ * and bodies prox checks, or .stl or .obj, read by assimp alone (a suffix
+ * assimp does not know is refused by the loader: fuzz_cloud says why). A
  * mesh that loads gets a bounding volume hierarchy and a distance query
  * against itself. */
 #include <stdint.h>
@@ -14,10 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const suffix[] = {"off", "ply"};
+    static const char *const suffix[] = {"off", "ply", "stl", "obj"};
     if (size < 1)
         return 0;
-    const char *path = fuzz_file(suffix[data[0] % 2], data + 1, size - 1);
+    const char *path = fuzz_file(suffix[data[0] % 4], data + 1, size - 1);
     prox_mesh *m;
     char err[512];
     if (!path || prox_mesh_load(path, &m, err, sizeof err) != 0)

@@ -39,7 +39,7 @@ static int osc_seed(const char *dir, int k, const char *path, lo_message m)
     return rc;
 }
 
-/* a mesh seed: the suffix selector (fuzz_mesh: 0 off, 1 ply),
+/* a mesh seed: the suffix selector (fuzz_mesh: 0 off, 1 ply, 2 stl, 3 obj),
  * then m as prox_mesh_write_off writes it */
 static int mesh_seed(const char *dir, const char *name, uint8_t sel, const prox_mesh *m, char *err, size_t errlen)
 {
@@ -207,6 +207,15 @@ int main(int argc, char **argv)
     memmove(seed + 2, seed + 1, sizeof ply_tet - 1);
     seed[1] = '\n';
     if (write_file(d[3], "tet-lf.ply", seed, sizeof seed))
+        return 1;
+    static const char stl_tet[] = "\2solid tet\nfacet normal 0 0 -1\nouter loop\nvertex 0 0 0\nvertex 0 0.1 0\nvertex 0.1 0 0\nendloop\n"
+                                  "endfacet\nfacet normal 0 -1 0\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0 0.1\nendloop\n"
+                                  "endfacet\nfacet normal -1 0 0\nouter loop\nvertex 0 0 0\nvertex 0 0 0.1\nvertex 0 0.1 0\nendloop\n"
+                                  "endfacet\nfacet normal 1 1 1\nouter loop\nvertex 0.1 0 0\nvertex 0 0.1 0\nvertex 0 0 0.1\nendloop\n"
+                                  "endfacet\nendsolid tet\n";
+    static const char obj_tet[] = "\3# a tetrahedron\no tet\nv 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nvn 0 0 -1\nvt 0 0\n"
+                                  "f 1 3 2\nf 1/1/1 2/1/1 4/1/1\nf 1//1 4//1 3//1\nf 2 3 4\n";
+    if (write_file(d[3], "tet.stl", stl_tet, sizeof stl_tet - 1) || write_file(d[3], "tet.obj", obj_tet, sizeof obj_tet - 1))
         return 1;
     prox_voxmap_def vd = {0.01, prox_v3(0, 0, 0), {8, 8, 8}, 256};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
