@@ -284,26 +284,22 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     prox_engine *e = prox_engine_create(&def, bank);
     double *us = malloc(sizeof *us * (n ? n : 1));
     double *cpu_us = qa.times ? malloc(sizeof *cpu_us * (n ? n : 1)) : NULL;
-    if (!bank || !e || !us || (qa.times && !cpu_us)) {
-        fprintf(stderr, "prox: out of memory\n");
-        return 1;
-    }
     prox_cache cache;
     memset(&cache, 0, sizeof cache);
+    prox_front_entry *front = NULL;
+    int status = 0;
+    if (!bank || !e || !us || (qa.times && !cpu_us))
+        goto oom;
     /* --coherent distance and penvol: the cache also keeps the last front
      * (mesh distance starts from its traversal cut, inner-sphere penvol
      * replays its contact list); two halves of 256k pairs, a larger front
      * falls back to starting at the roots */
-    prox_front_entry *front = NULL;
     if (qa.coherent && (kind == PROX_QUERY_DISTANCE || kind == PROX_QUERY_PENVOL)) {
         cache.front_capacity = 1u << 19;
         front = cache.front = calloc(cache.front_capacity, sizeof *front);
-        if (!front) {
-            fprintf(stderr, "prox: out of memory\n");
-            return 1;
-        }
+        if (!front)
+            goto oom;
     }
-    int status = 0;
     size_t answered = 0; /* queries whose answer was printed: the timing line counts them */
     uint64_t sum[4] = {0, 0, 0, 0}, mx[4] = {0, 0, 0, 0}, hits[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -368,6 +364,7 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     }
     /* (the queries answered: all of them where only the times file failed) */
     print_timing(us, answered);
+done: /* (out of memory too: everything freed, as a library user's program would) */
     free(cpu_us);
     free(front);
     free(us);
@@ -377,6 +374,10 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
     cli_geom_free(&A);
     cli_geom_free(&B);
     return status;
+oom:
+    fprintf(stderr, "prox: out of memory\n");
+    status = 1;
+    goto done;
 }
 
 int prox_cli_distance(int argc, char **argv)
