@@ -39,13 +39,14 @@
 /* x = -H^-1 g for a symmetric positive definite 6x6 H: Cholesky of H with
  * its diagonal scaled to 1 (near the optimum the barrier's terms differ by
  * many orders of magnitude), a tiny ridge added if rounding still breaks
- * positive definiteness; -1 if that fails too */
+ * positive definiteness; -1 if that fails too; -2 for a diagonal entry
+ * that is not positive (the box's problem: no plane meets that box axis) */
 static int chol6_newton(double H[6][6], const double g[6], double x[6])
 {
     double sc[6];
     for (int i = 0; i < 6; i++) {
         if (!(H[i][i] > 0))
-            return -1;
+            return -2;
         sc[i] = 1.0 / sqrt(H[i][i]);
     }
     for (double ridge = 0; ridge < 1e-3; ridge = ridge ? ridge * 100 : 1e-14) {
@@ -177,7 +178,10 @@ int prox_boxes_inner_box(const prox_vec3 *n, const double *d, uint32_t m, const 
                 for (int j = i + 1; j < 6; j++)
                     H[i][j] = H[j][i];
             double dz[6];
-            if (chol6_newton(H, g, dz) != 0)
+            int cr = chol6_newton(H, g, dz);
+            if (cr == -2)
+                return -1; /* no plane bounds the box along an axis: unbounded */
+            if (cr != 0)
                 goto done; /* rounding: z is feasible and as good as this precision allows */
             double dec = 0; /* the Newton decrement squared */
             for (int i = 0; i < 6; i++)

@@ -394,6 +394,33 @@ static void test_inner_box(void)
     prox_mesh_free(oct);
 }
 
+/* Polytopes with no largest box: documented -1. The cube's planes without
+ * its z pair are a square prism, unbounded along the box's third axis (no
+ * plane meets it); with only the z = 1 plane kept, a box grows downwards
+ * without end. A rotated frame whose third axis is still z (a turn about
+ * z) is unbounded the same way. The cube itself from the same start point
+ * is the control: the solver's answer is the cube (analytic). */
+static void test_inner_box_unbounded(void)
+{
+    const prox_vec3 n[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    const double d[6] = {1, 1, 1, 1, 1, 1};
+    const prox_mat3 frames[2] = {prox_m3_identity(), prox_quat_to_m3(prox_quat_axis_angle(prox_v3(0, 0, 1), 0.4))};
+    for (int f = 0; f < 2; f++) {
+        prox_vec3 c = prox_v3(9, 9, 9);
+        double h[3] = {-1, -1, -1};
+        int rc = prox_boxes_inner_box(n, d, 4, &frames[f], prox_v3(0.2, -0.1, 0.3), &c, h);
+        CHECK(rc == -1, "frame %d: square prism, unbounded along z: %d (box %g %g %g)", f, rc, h[0], h[1], h[2]);
+        rc = prox_boxes_inner_box(n, d, 5, &frames[f], prox_v3(0.2, -0.1, 0.3), &c, h);
+        CHECK(rc == -1, "frame %d: square prism closed above only: %d (box %g %g %g)", f, rc, h[0], h[1], h[2]);
+    }
+    prox_vec3 c;
+    double h[3];
+    const prox_mat3 I = prox_m3_identity();
+    int rc = prox_boxes_inner_box(n, d, 6, &I, prox_v3(0.2, -0.1, 0.3), &c, h);
+    CHECK(rc > 0 && fabs(8 * h[0] * h[1] * h[2] - 8) <= 8e-9 && prox_v3_len(c) < 1e-8, "cube control: %d, volume %.15g",
+          rc, 8 * h[0] * h[1] * h[2]);
+}
+
 /* ---- collide and contacts against the reference ---- */
 
 typedef struct pair_counts {
@@ -780,6 +807,7 @@ int main(int argc, char **argv)
     engine = prox_engine_create(NULL, bank);
     RUN_TEST(test_build_invariants);
     RUN_TEST(test_inner_box);
+    RUN_TEST(test_inner_box_unbounded);
     RUN_TEST(test_collide_pairs);
     RUN_TEST(test_touching_and_contained);
     RUN_TEST(test_contacts);
