@@ -554,6 +554,135 @@ static void test_touching_and_contained(void)
     prox_mesh_free(cube), prox_mesh_free(small), prox_mesh_free(oct), prox_mesh_free(dod), prox_mesh_free(oct3);
 }
 
+/* Thin plates (2 x 2, default tolerance): 1e-6 thick, the inner boxes
+ * exist but are thinner than the acceptance margin (1e-5 of the pair's
+ * radii), so they certify nothing; 1e-8 thick at z = 0.4, a float centre
+ * cannot lie inside (rounding moves it ~3e-8), so no node has an inner box.
+ * Either way leaf tests must decide, and agree with the reference. */
+static void test_thin_plates(void)
+{
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    const double thick[2] = {1e-6, 1e-8}, z[2] = {0, 0.4};
+    for (int k = 0; k < 2; k++) {
+        prox_mesh *plate = prox_mesh_make_box(prox_v3(1, 1, thick[k] / 2));
+        prox_mesh_transform(plate, 1.0, prox_v3(0, 0, z[k]));
+        prox_boxes *b = build(plate, 4);
+        uint32_t with_inner = 0;
+        prox_boxes_stats st;
+        prox_boxes_get_stats(b, &st);
+        for (uint32_t i = 0; i < st.nodes; i++) {
+            prox_boxes_node n;
+            prox_boxes_node_get(b, i, &n);
+            with_inner += box_volume(&n.inner) > 0;
+        }
+        CHECK(k == 0 ? with_inner == st.nodes : with_inner == 0, "plate %g: %u of %u nodes with an inner box", thick[k],
+              with_inner, st.nodes);
+        prox_boxes_free(b);
+        pair_counts pc;
+        char label[64];
+        snprintf(label, sizeof label, "plate%g/cube", thick[k]);
+        check_pair(label, plate, cube, 600, 1.0, 40 + (unsigned long long)k, &pc);
+        CHECK(pc.inner == 0 && pc.leaf > 0, "%s: %d collisions by inner boxes (none can certify), %d by leaves", label, pc.inner,
+              pc.leaf);
+        prox_mesh_free(plate);
+    }
+    prox_mesh_free(cube);
+}
+
+/* Slabs with a low roof (ridge 0.002 above the walls, along y) built with
+ * a loose convex_tol (0.01): the two roof halves merge into one face whose
+ * vertices lie up to 0.004 below its plane, and the gables keep the ridge
+ * ends the merged face drops, so edges cannot all be paired with two faces
+ * and leaf tests project on every edge pair (parallel ones included: half
+ * the random poses keep the cube axis aligned). With walls 0.001 high the
+ * lowered planes leave no room for inner boxes either; with walls 0.2 high
+ * there is. Where the tolerance cannot matter (the reference's separation
+ * beyond 0.01 either way) collide must agree with the reference. */
+static void test_loose_tolerance(void)
+{
+    const double r = 0.002, walls[2] = {0.001, 0.2};
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(0.3, 0.3, 0.3));
+    prox_boxes *bb = build(cube, 4);
+    unsigned long long s = 61;
+    for (int w = 0; w < 2; w++) {
+        const double h = walls[w];
+        const prox_vec3 v[10] = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0},     {-1, 1, 0},      {-1, -1, h},
+                                 {1, -1, h},  {1, 1, h},  {-1, 1, h}, {0, -1, h + r}, {0, 1, h + r}};
+        prox_mesh *roof = hull_mesh(v, 10);
+        prox_boxes_def d = prox_boxes_def_default();
+        d.convex_tol = 0.01;
+        prox_boxes *ba = NULL;
+        char err[300];
+        CHECK(prox_boxes_build(roof, &d, &ba, err, sizeof err) == 0, "roof %g, loose tolerance: %s", h, err);
+        if (!ba || !bb)
+            return;
+        prox_boxes_stats st;
+        prox_boxes_get_stats(ba, &st);
+        CHECK(st.faces == 6 && st.pieces_without_adjacency > 0 && (w == 0 ? st.root_inner_volume == 0 : st.root_inner_volume > 0),
+              "roof %g: %u faces (halves merged), %u pieces without adjacency, root inner box %g", h, st.faces,
+              st.pieces_without_adjacency, st.root_inner_volume);
+        int decided = 0, collide = 0, wrong = 0;
+        for (int i = 0; i < 400; i++) {
+            prox_quat qb = check_rng_rotation(&s);
+            if (i % 2) /* every other pose axis aligned: parallel edge pairs */
+                qb = prox_quat_identity();
+            prox_xform xa = prox_xform_identity(), xb = prox_xform_from_pose(check_rng_v3(&s, -1.2, 1.2), qb);
+            double sep = sat_separation(roof, &xa, cube, &xb);
+            if (fabs(sep) <= 0.01)
+                continue;
+            prox_result res =
+                run_query(prox_boxes_tree(ba), &xa, prox_boxes_tree(bb), &xb, prox_query_default(PROX_QUERY_COLLIDE));
+            decided++;
+            collide += sep < 0;
+            if ((res.value == 1) != (sep < 0) && wrong++ < 5)
+                CHECK(0, "roof %g pose %d: collide %g, reference separation %.4g", h, i, res.value, sep);
+            if (w == 0 && res.value == 1)
+                CHECK(!(res.leaf_a & PROX_BOXES_INNER), "roof %g pose %d: certified by inner boxes it has none of", h, i);
+        }
+        CHECK(wrong == 0 && decided > 150 && collide > decided / 10 && collide < decided - decided / 10,
+              "roof %g: %d wrong of %d poses the tolerance cannot decide (%d collide)", h, wrong, decided, collide);
+        prox_boxes_free(ba);
+        prox_mesh_free(roof);
+    }
+    prox_boxes_free(bb);
+    prox_mesh_free(cube);
+}
+
+/* Two bars crossing at right angles, their inner boxes overlapping at the
+ * root: A along x (half 2 x 0.1 x 0.1), B along y and flatter (half 0.3 x
+ * 2 x 0.05). No corner of either lies in the other and A's edges run above
+ * and below B (parallel to B's z faces), so the common point comes from one
+ * of B's four long edges crossing A: the middle of its part inside A,
+ * (+-0.3, 0, +-0.05) (analytic). Swapped, the same point from A's edges. */
+static void test_crossing_bars(void)
+{
+    prox_mesh *A = prox_mesh_make_box(prox_v3(2, 0.1, 0.1)), *B = prox_mesh_make_box(prox_v3(0.3, 2, 0.05));
+    prox_boxes *ba = build(A, 4), *bb = build(B, 4);
+    prox_xform id = prox_xform_identity();
+    for (int swap = 0; swap < 2; swap++) {
+        prox_result r = run_query(prox_boxes_tree(swap ? bb : ba), &id, prox_boxes_tree(swap ? ba : bb), &id,
+                                  prox_query_default(PROX_QUERY_COLLIDE));
+        prox_vec3 p = r.point_a;
+        CHECK(r.value == 1 && (r.leaf_a & PROX_BOXES_INNER), "swap %d: collide %g by inner boxes (%x)", swap, r.value, r.leaf_a);
+        CHECK(fabs(fabs(p.x) - 0.3) <= 1e-6 && fabs(p.y) <= 1e-6 && fabs(fabs(p.z) - 0.05) <= 1e-6,
+              "swap %d: point (%.9g %.9g %.9g), want (+-0.3, 0, +-0.05)", swap, p.x, p.y, p.z);
+    }
+    /* contacts: every leaf pair's point lies in both bars */
+    prox_contact contacts[512];
+    prox_query q = prox_query_default(PROX_QUERY_CONTACTS);
+    q.contacts = contacts;
+    q.max_contacts = 512;
+    prox_result r = run_query(prox_boxes_tree(ba), &id, prox_boxes_tree(bb), &id, q);
+    int outside = 0;
+    for (uint32_t k = 0; k < r.contact_count; k++)
+        outside +=
+            !point_in_mesh_planes(A, &id, contacts[k].point, 1e-9) || !point_in_mesh_planes(B, &id, contacts[k].point, 1e-9);
+    CHECK(r.contact_count > 0 && r.complete && outside == 0, "contacts: %u, %d points outside the crossing", r.contact_count,
+          outside);
+    prox_boxes_free(ba), prox_boxes_free(bb);
+    prox_mesh_free(A), prox_mesh_free(B);
+}
+
 /* contacts: exactly the overlapping leaf pairs, checked against the
  * reference SAT on the leaf pieces (edges found here as vertex pairs on
  * two common planes) */
@@ -727,6 +856,134 @@ static void test_refusals(void)
     prox_mesh_free(torus), prox_mesh_free(dent), prox_mesh_free(cube), prox_mesh_free(open);
 }
 
+/* A cube whose +x and +y faces meet along an edge split by its midpoint M
+ * on the +x side and closed by a zero-area triangle (7, M, 3) on the +y
+ * side (a mesh edited by hand: the loaders drop such triangles). The
+ * sliver is skipped: the hierarchy is the cube's (6 faces, 8 corners,
+ * volume 8), and collide agrees with the reference on the plain cube. */
+static void test_zero_area_triangle(void)
+{
+    prox_vec3 v[9];
+    for (int k = 0; k < 8; k++)
+        v[k] = prox_v3(k & 1 ? 1 : -1, k & 2 ? 1 : -1, k & 4 ? 1 : -1);
+    v[8] = prox_v3(1.1, 1.1, 0); /* off the edge for now: prox_mesh_from_arrays drops slivers */
+    const uint32_t t[13][3] = {{1, 3, 8}, {1, 8, 7}, {1, 7, 5}, {2, 6, 7}, {2, 7, 3}, {7, 8, 3}, {0, 4, 6},
+                               {0, 6, 2}, {0, 1, 5}, {0, 5, 4}, {4, 5, 7}, {4, 7, 6}, {0, 2, 3}};
+    uint32_t tri[14][3];
+    memcpy(tri, t, sizeof t);
+    tri[13][0] = 0, tri[13][1] = 3, tri[13][2] = 1;
+    prox_mesh *m = prox_mesh_from_arrays(v, 9, (const uint32_t(*)[3])tri, 14), *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
+    m->vertices[8] = prox_v3(1, 1, 0);
+    prox_mesh_analyze(m);
+    CHECK(m->triangle_count == 14 && m->closed && m->oriented && fabs(m->volume - 8) < 1e-12,
+          "hand-edited cube: %u triangles, closed %d, oriented %d, volume %g", m->triangle_count, m->closed, m->oriented, m->volume);
+    prox_boxes *b = build(m, 4), *bc = build(cube, 4);
+    if (!b || !bc)
+        return;
+    prox_boxes_stats st;
+    prox_boxes_get_stats(b, &st);
+    CHECK(st.faces == 6 && st.vertices == 8 && fabs(st.volume - 8) <= 1e-12,
+          "sliver skipped: %u faces, %u vertices, volume %.15g", st.faces, st.vertices, st.volume);
+    unsigned long long s = 71;
+    int wrong = 0, collide = 0;
+    for (int i = 0; i < 300; i++) {
+        prox_quat qb = check_rng_rotation(&s);
+        prox_xform xa = prox_xform_identity(), xb = prox_xform_from_pose(check_rng_v3(&s, -2.6, 2.6), qb);
+        int want = sat_separation(cube, &xa, cube, &xb) <= 1e-12;
+        prox_result r = run_query(prox_boxes_tree(b), &xa, prox_boxes_tree(bc), &xb, prox_query_default(PROX_QUERY_COLLIDE));
+        collide += want;
+        wrong += (r.value == 1) != want;
+    }
+    CHECK(wrong == 0 && collide > 30 && collide < 270, "sliver cube: %d of 300 poses wrong (%d collide)", wrong, collide);
+    prox_boxes_free(b), prox_boxes_free(bc);
+    prox_mesh_free(m), prox_mesh_free(cube);
+}
+
+/* the remaining refusals and the definition's defaults */
+static void test_refusals_more(void)
+{
+    char err[300];
+    prox_boxes *b = (prox_boxes *)1;
+    /* an icosphere of 5120 triangles: as many face planes, past 4096 */
+    prox_mesh *s4 = prox_mesh_make_sphere(1.0, 4), *s6 = prox_mesh_make_sphere(1.0, 6);
+    CHECK(s4 && s4->triangle_count == 5120 && prox_boxes_build(s4, NULL, &b, err, sizeof err) == -1 && b == NULL &&
+              strstr(err, "more than 4096 faces"),
+          "5120 faces: '%s'", err);
+    char want[128];
+    snprintf(want, sizeof want, "mesh has %u triangles", s6 ? s6->triangle_count : 0);
+    CHECK(s6 && s6->triangle_count > 32768 && prox_boxes_build(s6, NULL, &b, err, sizeof err) == -1 && strstr(err, want) &&
+              strstr(err, "at most 32768"),
+          "%u triangles: '%s'", s6 ? s6->triangle_count : 0, err);
+    prox_mesh_free(s4), prox_mesh_free(s6);
+    /* no output pointer; no error buffer (answers still right) */
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1)), *torus = prox_mesh_make_torus(0.6, 0.2, 16, 8);
+    CHECK(prox_boxes_build(cube, NULL, NULL, err, sizeof err) == -1 && strstr(err, "no output pointer"), "no out: '%s'", err);
+    CHECK(prox_boxes_build(torus, NULL, &b, NULL, 0) == -1 && b == NULL, "torus refused without an error buffer");
+    CHECK(prox_boxes_build(cube, NULL, &b, NULL, 0) == 0 && b, "cube built without an error buffer");
+    prox_boxes_free(b);
+    /* a cube stored twice (by hand: distinct vertex indices at the same
+     * places): closed, outward, every vertex on a face plane, but it
+     * encloses 16, its hull 8 */
+    prox_vec3 dv[16];
+    uint32_t dt[24][3];
+    for (int i = 0; i < 8; i++)
+        dv[i] = cube->vertices[i], dv[i + 8] = prox_v3_add(cube->vertices[i], prox_v3(5, 0, 0));
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 3; j++)
+            dt[i][j] = cube->triangles[i][j], dt[i + 12][j] = cube->triangles[i][j] + 8;
+    prox_mesh *twice = prox_mesh_from_arrays(dv, 16, (const uint32_t(*)[3])dt, 24);
+    for (int i = 0; i < 8; i++)
+        twice->vertices[i + 8] = twice->vertices[i];
+    prox_mesh_analyze(twice);
+    double hv = 0, mv = 0;
+    const char *q = NULL;
+    CHECK(twice->closed && twice->oriented && prox_boxes_build(twice, NULL, &b, err, sizeof err) == -1 &&
+              (q = strstr(err, "its hull's volume")) &&
+              sscanf(q, "its hull's volume %lf differs from its volume %lf", &hv, &mv) == 2 && fabs(hv - 8) < 1e-9 &&
+              fabs(mv - 16) < 1e-9,
+          "cube twice: '%s'", err);
+    prox_mesh_free(twice);
+    /* a flat tetrahedron (height 0.02 over a unit triangle): a loose
+     * tolerance (0.1) merges its three upper faces, leaving no solid */
+    const prox_vec3 tv[4] = {{1, 0, 0}, {-0.5, 0.866, 0}, {-0.5, -0.866, 0}, {0, 0, 0.02}};
+    prox_mesh *tet = hull_mesh(tv, 4);
+    prox_boxes_def d = prox_boxes_def_default();
+    d.convex_tol = 0.1;
+    CHECK(prox_boxes_build(tet, &d, &b, err, sizeof err) == -1 && strstr(err, "degenerate"),
+          "flat tetrahedron, tolerance 0.1: '%s'", err);
+    CHECK(prox_boxes_build(tet, NULL, &b, err, sizeof err) == 0, "flat tetrahedron, default tolerance: %s", err);
+    prox_boxes_free(b);
+    prox_mesh_free(tet);
+    /* zero fields mean the defaults: depth 4, convex_tol 1e-6 (a corner
+     * pulled out by 1e-7 of the diagonal, which folds the faces whose
+     * triangles' diagonal misses it into valleys, passes it, not 1e-9) */
+    prox_mesh *dent = prox_mesh_make_box(prox_v3(1, 1, 1));
+    const double diag = 2 * sqrt(3.0);
+    for (uint32_t i = 0; i < dent->vertex_count; i++)
+        if (dent->vertices[i].x > 0 && dent->vertices[i].y > 0 && dent->vertices[i].z > 0)
+            dent->vertices[i] = prox_v3_scale(dent->vertices[i], 1 + 1e-7 * diag / sqrt(3.0));
+    prox_mesh_analyze(dent);
+    d.depth = 4, d.convex_tol = 1e-9;
+    CHECK(prox_boxes_build(dent, &d, &b, err, sizeof err) == -1 && strstr(err, "not convex"), "corner out 1e-7, tolerance 1e-9: '%s'",
+          err);
+    d.depth = 0, d.convex_tol = 0;
+    CHECK(prox_boxes_build(dent, &d, &b, err, sizeof err) == 0, "corner out 1e-7, tolerance 0 (default): %s", err);
+    prox_boxes_stats st;
+    prox_boxes_get_stats(b, &st);
+    CHECK(st.depth == 4 && st.nodes == 31, "depth 0 (default 4): depth %u, %u nodes", st.depth, st.nodes);
+    /* accessors: NULL and out of range */
+    prox_boxes_node n;
+    CHECK(prox_boxes_node_get(b, st.nodes - 1, &n) == 0 && prox_boxes_node_get(b, st.nodes, &n) == -1 &&
+              prox_boxes_node_get(NULL, 0, &n) == -1 && prox_boxes_node_get(b, 0, NULL) == -1,
+          "node_get: last node, past it, NULL");
+    prox_boxes_get_stats(b, NULL);
+    prox_boxes_get_stats(NULL, &st);
+    CHECK(st.nodes == 0 && st.memory_bytes == 0 && prox_boxes_memory_bytes(NULL) == 0 && prox_boxes_tree(NULL) == NULL,
+          "NULL boxes: zero stats, no memory, no tree");
+    prox_boxes_free(b);
+    prox_mesh_free(dent), prox_mesh_free(cube), prox_mesh_free(torus);
+}
+
 /* ---- prox collide --boxes ---- */
 
 
@@ -810,9 +1067,14 @@ int main(int argc, char **argv)
     RUN_TEST(test_inner_box_unbounded);
     RUN_TEST(test_collide_pairs);
     RUN_TEST(test_touching_and_contained);
+    RUN_TEST(test_thin_plates);
+    RUN_TEST(test_loose_tolerance);
+    RUN_TEST(test_crossing_bars);
     RUN_TEST(test_contacts);
     RUN_TEST(test_forest_and_types);
     RUN_TEST(test_refusals);
+    RUN_TEST(test_zero_area_triangle);
+    RUN_TEST(test_refusals_more);
     RUN_TEST(test_cli);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
