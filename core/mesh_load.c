@@ -40,6 +40,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "off_keyword.h"
 #include "ply_types.h"
 #include "prox_mesh.h"
 
@@ -157,17 +158,8 @@ static const char *off_keyword(const char *p, const char *end, int *has_dim)
         while (p < end && *p != '\n' && *p != '\r')
             p++;
     }
-    if (end - p >= 2 && p[0] == 'S' && p[1] == 'T')
-        p += 2;
-    if (p < end && *p == 'C')
-        p++;
-    if (p < end && *p == 'N')
-        p++;
-    if (p < end && *p == '4')
-        p++;
-    *has_dim = p < end && *p == 'n';
-    p += *has_dim;
-    return end - p >= 3 && memcmp(p, "OFF", 3) == 0 ? p + 3 : NULL;
+    int hom;
+    return off_keyword_at(p, end, &hom, has_dim);
 }
 
 /* OFF header in comment-free text: [keyword] [dimension] vertices faces

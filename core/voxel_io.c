@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "off_keyword.h"
 #include "ply_types.h"
 #include "prox_mesh.h"
 #include "voxel_internal.h"
@@ -29,24 +30,6 @@
  *   check. The faces after the vertices are not read. */
 enum text_cloud { CLOUD_XYZ, CLOUD_OBJ, CLOUD_OFF };
 
-/* An OFF keyword, [ST][C][N][4][n]OFF, in tok (len bytes): 1 and sets
- * *hom (4: x y z w) and *dim (n: a dimension follows), else 0. */
-static int off_keyword_token(const char *tok, size_t len, int *hom, int *dim)
-{
-    if (len < 3 || strncmp(tok + len - 3, "OFF", 3))
-        return 0;
-    size_t i = 0, end = len - 3;
-    if (end - i >= 2 && tok[i] == 'S' && tok[i + 1] == 'T')
-        i += 2;
-    i += i < end && tok[i] == 'C';
-    i += i < end && tok[i] == 'N';
-    *hom = i < end && tok[i] == '4';
-    i += (size_t)*hom;
-    *dim = i < end && tok[i] == 'n';
-    i += (size_t)*dim;
-    return i == end;
-}
-
 /* One line of an OFF header (comments cut): advances *state (0 the keyword
  * or the vertex count, 1 the dimension, 2 the vertex count, 3 the face
  * count, 4 done: the rest of that line, edges, ignored). 0, or -1 with err. */
@@ -58,8 +41,9 @@ static int off_header_line(char *s, int *state, int *hom, unsigned long long *nv
         if (!*s)
             return 0;
         const size_t len = strcspn(s, " \t\r\n\v\f");
-        int dim = 0;
-        if (*state == 0 && off_keyword_token(s, len, hom, &dim)) {
+        int h, dim;
+        if (*state == 0 && off_keyword_at(s, s + len, &h, &dim) == s + len) { /* the whole word */
+            *hom = h;
             s += len; /* (binary OFF: refused by the header check) */
             *state = dim ? 1 : 2;
             continue;
