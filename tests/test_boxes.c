@@ -405,18 +405,17 @@ static void test_inner_box_unbounded(void)
     const prox_vec3 n[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
     const double d[6] = {1, 1, 1, 1, 1, 1};
     const prox_mat3 frames[2] = {prox_m3_identity(), prox_quat_to_m3(prox_quat_axis_angle(prox_v3(0, 0, 1), 0.4))};
+    const prox_vec3 start = prox_v3(0.2, -0.1, 0.3);
+    prox_vec3 c;
     for (int f = 0; f < 2; f++) {
-        prox_vec3 c = prox_v3(9, 9, 9);
         double h[3] = {-1, -1, -1};
-        int rc = prox_boxes_inner_box(n, d, 4, &frames[f], prox_v3(0.2, -0.1, 0.3), &c, h);
+        int rc = prox_boxes_inner_box(n, d, 4, &frames[f], start, &c, h);
         CHECK(rc == -1, "frame %d: square prism, unbounded along z: %d (box %g %g %g)", f, rc, h[0], h[1], h[2]);
-        rc = prox_boxes_inner_box(n, d, 5, &frames[f], prox_v3(0.2, -0.1, 0.3), &c, h);
+        rc = prox_boxes_inner_box(n, d, 5, &frames[f], start, &c, h);
         CHECK(rc == -1, "frame %d: square prism closed above only: %d (box %g %g %g)", f, rc, h[0], h[1], h[2]);
     }
-    prox_vec3 c;
     double h[3];
-    const prox_mat3 I = prox_m3_identity();
-    int rc = prox_boxes_inner_box(n, d, 6, &I, prox_v3(0.2, -0.1, 0.3), &c, h);
+    int rc = prox_boxes_inner_box(n, d, 6, &frames[0], start, &c, h); /* frames[0]: the identity */
     CHECK(rc > 0 && fabs(8 * h[0] * h[1] * h[2] - 8) <= 8e-9 && prox_v3_len(c) < 1e-8, "cube control: %d, volume %.15g",
           rc, 8 * h[0] * h[1] * h[2]);
 }
@@ -604,7 +603,7 @@ static void test_loose_tolerance(void)
     prox_mesh *cube = prox_mesh_make_box(prox_v3(0.3, 0.3, 0.3));
     prox_boxes *bb = build(cube, 4);
     unsigned long long s = 61;
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < 2 && bb; w++) {
         const double h = walls[w];
         const prox_vec3 v[10] = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0},     {-1, 1, 0},      {-1, -1, h},
                                  {1, -1, h},  {1, 1, h},  {-1, 1, h}, {0, -1, h + r}, {0, 1, h + r}};
@@ -614,8 +613,10 @@ static void test_loose_tolerance(void)
         prox_boxes *ba = NULL;
         char err[300];
         CHECK(prox_boxes_build(roof, &d, &ba, err, sizeof err) == 0, "roof %g, loose tolerance: %s", h, err);
-        if (!ba || !bb)
-            return;
+        if (!ba) {
+            prox_mesh_free(roof);
+            continue;
+        }
         prox_boxes_stats st;
         prox_boxes_get_stats(ba, &st);
         CHECK(st.faces == 6 && st.pieces_without_adjacency > 0 && (w == 0 ? st.root_inner_volume == 0 : st.root_inner_volume > 0),
@@ -867,19 +868,19 @@ static void test_zero_area_triangle(void)
     for (int k = 0; k < 8; k++)
         v[k] = prox_v3(k & 1 ? 1 : -1, k & 2 ? 1 : -1, k & 4 ? 1 : -1);
     v[8] = prox_v3(1.1, 1.1, 0); /* off the edge for now: prox_mesh_from_arrays drops slivers */
-    const uint32_t t[13][3] = {{1, 3, 8}, {1, 8, 7}, {1, 7, 5}, {2, 6, 7}, {2, 7, 3}, {7, 8, 3}, {0, 4, 6},
-                               {0, 6, 2}, {0, 1, 5}, {0, 5, 4}, {4, 5, 7}, {4, 7, 6}, {0, 2, 3}};
-    uint32_t tri[14][3];
-    memcpy(tri, t, sizeof t);
-    tri[13][0] = 0, tri[13][1] = 3, tri[13][2] = 1;
-    prox_mesh *m = prox_mesh_from_arrays(v, 9, (const uint32_t(*)[3])tri, 14), *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
+    const uint32_t tri[14][3] = {{1, 3, 8}, {1, 8, 7}, {1, 7, 5}, {2, 6, 7}, {2, 7, 3}, {7, 8, 3}, {0, 4, 6},
+                                 {0, 6, 2}, {0, 1, 5}, {0, 5, 4}, {4, 5, 7}, {4, 7, 6}, {0, 2, 3}, {0, 3, 1}};
+    prox_mesh *m = prox_mesh_from_arrays(v, 9, tri, 14), *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
     m->vertices[8] = prox_v3(1, 1, 0);
     prox_mesh_analyze(m);
     CHECK(m->triangle_count == 14 && m->closed && m->oriented && fabs(m->volume - 8) < 1e-12,
           "hand-edited cube: %u triangles, closed %d, oriented %d, volume %g", m->triangle_count, m->closed, m->oriented, m->volume);
     prox_boxes *b = build(m, 4), *bc = build(cube, 4);
-    if (!b || !bc)
+    if (!b || !bc) {
+        prox_boxes_free(b), prox_boxes_free(bc);
+        prox_mesh_free(m), prox_mesh_free(cube);
         return;
+    }
     prox_boxes_stats st;
     prox_boxes_get_stats(b, &st);
     CHECK(st.faces == 6 && st.vertices == 8 && fabs(st.volume - 8) <= 1e-12,
@@ -956,12 +957,20 @@ static void test_refusals_more(void)
     prox_mesh_free(tet);
     /* zero fields mean the defaults: depth 4, convex_tol 1e-6 (a corner
      * pulled out by 1e-7 of the diagonal, which folds the faces whose
-     * triangles' diagonal misses it into valleys, passes it, not 1e-9) */
+     * triangles' diagonal misses it into valleys, passes it, not 1e-9;
+     * pulled out by 1e-5 it passes neither) */
     prox_mesh *dent = prox_mesh_make_box(prox_v3(1, 1, 1));
     const double diag = 2 * sqrt(3.0);
+    uint32_t corner = 0; /* the corner (1, 1, 1) */
     for (uint32_t i = 0; i < dent->vertex_count; i++)
         if (dent->vertices[i].x > 0 && dent->vertices[i].y > 0 && dent->vertices[i].z > 0)
-            dent->vertices[i] = prox_v3_scale(dent->vertices[i], 1 + 1e-7 * diag / sqrt(3.0));
+            corner = i;
+    dent->vertices[corner] = prox_v3_scale(prox_v3(1, 1, 1), 1 + 1e-5 * diag / sqrt(3.0));
+    prox_mesh_analyze(dent);
+    d.depth = 0, d.convex_tol = 0;
+    CHECK(prox_boxes_build(dent, &d, &b, err, sizeof err) == -1 && b == NULL && strstr(err, "not convex"),
+          "corner out 1e-5, tolerance 0 (default 1e-6): '%s'", err);
+    dent->vertices[corner] = prox_v3_scale(prox_v3(1, 1, 1), 1 + 1e-7 * diag / sqrt(3.0));
     prox_mesh_analyze(dent);
     d.depth = 4, d.convex_tol = 1e-9;
     CHECK(prox_boxes_build(dent, &d, &b, err, sizeof err) == -1 && strstr(err, "not convex"), "corner out 1e-7, tolerance 1e-9: '%s'",

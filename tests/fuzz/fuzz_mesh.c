@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const suffix[] = {"off", "ply", "stl", "obj"};
     if (size < 1)
         return 0;
-    const char *path = fuzz_file(suffix[data[0] % 4], data + 1, size - 1);
+    const char *path = fuzz_file(suffix[data[0] % (sizeof suffix / sizeof suffix[0])], data + 1, size - 1);
     prox_mesh *m;
     char err[512];
     if (!path || prox_mesh_load(path, &m, err, sizeof err) != 0)

@@ -2,9 +2,9 @@
  * inputs into DIR/ist, DIR/vox, DIR/osc, DIR/mesh and DIR/cloud (the
  * scenarios' come from sim/scenarios): a small inner sphere tree, a voxel
  * map with a few cells, one OSC message per address hapticd answers plus a
- * bundle, a box and a ball as OFF meshes and a PLY cube, and point clouds
- * in each form fuzz_cloud reads (the mesh and cloud inputs' first byte
- * picks the suffix). */
+ * bundle, a box and a ball as OFF meshes and a tetrahedron as PLY, STL and
+ * OBJ, and point clouds in each form fuzz_cloud reads (the mesh and cloud
+ * inputs' first byte picks the suffix). */
 #include <errno.h>
 #include <lo/lo.h>
 #include <stdint.h>
@@ -62,9 +62,10 @@ static int mesh_seed(const char *dir, const char *name, uint8_t sel, const prox_
     return write_file(dir, name, buf, n + 1);
 }
 
-/* a cloud seed: the suffix selector (fuzz_cloud: 0 xyz, 1 obj, 2 ply,
- * 3 off, 4 stl; plus 5 for the class unknown), then size bytes of text */
-static int cloud_seed(const char *dir, const char *name, uint8_t sel, const void *data, size_t size)
+/* a mesh or cloud seed: the suffix selector (fuzz_mesh: as mesh_seed's;
+ * fuzz_cloud: 0 xyz, 1 obj, 2 ply, 3 off, 4 stl; plus 5 for the class
+ * unknown), then size bytes of the file */
+static int suffix_seed(const char *dir, const char *name, uint8_t sel, const void *data, size_t size)
 {
     uint8_t buf[2048];
     if (size + 1 > sizeof buf)
@@ -74,9 +75,9 @@ static int cloud_seed(const char *dir, const char *name, uint8_t sel, const void
     return write_file(dir, name, buf, size + 1);
 }
 
-static int cloud_text(const char *dir, const char *name, uint8_t sel, const char *text)
+static int suffix_text(const char *dir, const char *name, uint8_t sel, const char *text)
 {
-    return cloud_seed(dir, name, sel, text, strlen(text));
+    return suffix_seed(dir, name, sel, text, strlen(text));
 }
 
 /* a binary PLY of 5 vertices, byte order big or little: layout 0 float
@@ -118,42 +119,42 @@ static int cloud_ply_binary(const char *dir, const char *name, int layout, int b
         memcpy(buf + k, big ? face_be : face_le, 13);
         k += 13;
     }
-    return cloud_seed(dir, name, 2, buf, k);
+    return suffix_seed(dir, name, 2, buf, k);
 }
 
 static int cloud_seeds(const char *dir)
 {
     int bad = 0;
-    bad |= cloud_text(dir, "plain.xyz", 0, "0 0 0\n0.05 0.02 0.01\n-0.03 0.04 0.1\n0.2 -0.1 0.05\n");
-    bad |= cloud_text(dir, "header.xyz", 5,
-                      "\xef\xbb\xbf" "x y z\n# scanner export\n\n1.5 2.5 -0.5 # first\n1.52e0 2.51 -0.49\n  1.6\t2.4 -0.45\n");
-    bad |= cloud_text(dir, "crlf.xyz", 0, "//X Y Z\r\n0.1 0.2 0.3\r\n0.12 0.22 0.31 \r\n# end\r\n0.4 0.1 0.2\r\n");
-    bad |= cloud_text(dir, "cr-alone.xyz", 0, "0 0 0\r1 1 1\r2 2 2\r");
-    bad |= cloud_text(dir, "mesh.obj", 1,
-                      "# an OBJ cloud\nmtllib scan.mtl\no scan\ng part\nv 0 0 0\nv 0.1 0 0 0.5 0.25 1\n\tv\t0 0.1 0\n"
-                      "vn 0 0 1\nvt 0.5 0.5\nv 0.02 0.03 0.05 1.0\nusemtl none\ns off\nf 1 2 3\nf 1/1/1 2/1/1 4/1/1\n");
-    bad |= cloud_text(dir, "points.obj", 6, "v -1 -1 -1\nv 1 1 1 # corner\nv 0.5 -0.5 0.25 0 0 0\n");
-    bad |= cloud_text(dir, "ascii.ply", 2,
-                      "ply\nformat ascii 1.0\ncomment made by hand\nelement vertex 4\nproperty float x\nproperty float y\n"
-                      "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
-                      "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
-                      "0 0 0 255 0 0\n0.1 0 0 0 255 0\n0 0.1 0 0 0 255\n0.05 0.05 0.2 9 9 9\n3 0 1 2\n");
-    bad |= cloud_text(dir, "camera-first.ply", 7,
-                      "ply\nformat ascii 1.0\nelement camera 2\nproperty float view_px\nproperty float view_py\n"
-                      "element vertex 3\nproperty double nx\nproperty double z\nproperty double y\nproperty double x\n"
-                      "end_header\n1 2\n3 4\n0 0.5 0.25 -1\n1 0.5 0.3 -1.1\n0 0.6 0.2 -0.9\n");
+    bad |= suffix_text(dir, "plain.xyz", 0, "0 0 0\n0.05 0.02 0.01\n-0.03 0.04 0.1\n0.2 -0.1 0.05\n");
+    bad |= suffix_text(dir, "header.xyz", 5,
+                       "\xef\xbb\xbf" "x y z\n# scanner export\n\n1.5 2.5 -0.5 # first\n1.52e0 2.51 -0.49\n  1.6\t2.4 -0.45\n");
+    bad |= suffix_text(dir, "crlf.xyz", 0, "//X Y Z\r\n0.1 0.2 0.3\r\n0.12 0.22 0.31 \r\n# end\r\n0.4 0.1 0.2\r\n");
+    bad |= suffix_text(dir, "cr-alone.xyz", 0, "0 0 0\r1 1 1\r2 2 2\r");
+    bad |= suffix_text(dir, "mesh.obj", 1,
+                       "# an OBJ cloud\nmtllib scan.mtl\no scan\ng part\nv 0 0 0\nv 0.1 0 0 0.5 0.25 1\n\tv\t0 0.1 0\n"
+                       "vn 0 0 1\nvt 0.5 0.5\nv 0.02 0.03 0.05 1.0\nusemtl none\ns off\nf 1 2 3\nf 1/1/1 2/1/1 4/1/1\n");
+    bad |= suffix_text(dir, "points.obj", 6, "v -1 -1 -1\nv 1 1 1 # corner\nv 0.5 -0.5 0.25 0 0 0\n");
+    bad |= suffix_text(dir, "ascii.ply", 2,
+                       "ply\nformat ascii 1.0\ncomment made by hand\nelement vertex 4\nproperty float x\nproperty float y\n"
+                       "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+                       "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                       "0 0 0 255 0 0\n0.1 0 0 0 255 0\n0 0.1 0 0 0 255\n0.05 0.05 0.2 9 9 9\n3 0 1 2\n");
+    bad |= suffix_text(dir, "camera-first.ply", 7,
+                       "ply\nformat ascii 1.0\nelement camera 2\nproperty float view_px\nproperty float view_py\n"
+                       "element vertex 3\nproperty double nx\nproperty double z\nproperty double y\nproperty double x\n"
+                       "end_header\n1 2\n3 4\n0 0.5 0.25 -1\n1 0.5 0.3 -1.1\n0 0.6 0.2 -0.9\n");
     for (int layout = 0; layout < 3; layout++)
         for (int big = 0; big < 2; big++) {
             char name[32];
             snprintf(name, sizeof name, "binary%d-%s.ply", layout, big ? "be" : "le");
             bad |= cloud_ply_binary(dir, name, layout, big);
         }
-    bad |= cloud_text(dir, "points.off", 3, "OFF\n# a cloud\n4 0 0\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n");
-    bad |= cloud_text(dir, "colours.off", 8, "COFF 3 1 0\n\n0 0 0 1 0 0 1\n0.1 0 0 0 1 0 1\n0 0.1 0 0 0 1 1\n3 0 1 2 0.5 0.5 0.5\n");
-    bad |= cloud_text(dir, "hom.off", 3, "# homogeneous\n4nOFF\n3\n2 0 0\n0 0 0 2\n0.2 0.4 0.6 2\n");
-    bad |= cloud_text(dir, "tri.stl", 4,
-                      "solid cloud\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0.1 0\n"
-                      "endloop\nendfacet\nendsolid cloud\n");
+    bad |= suffix_text(dir, "points.off", 3, "OFF\n# a cloud\n4 0 0\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n");
+    bad |= suffix_text(dir, "colours.off", 8, "COFF 3 1 0\n\n0 0 0 1 0 0 1\n0.1 0 0 0 1 0 1\n0 0.1 0 0 0 1 1\n3 0 1 2 0.5 0.5 0.5\n");
+    bad |= suffix_text(dir, "hom.off", 3, "# homogeneous\n4nOFF\n3\n2 0 0\n0 0 0 2\n0.2 0.4 0.6 2\n");
+    bad |= suffix_text(dir, "tri.stl", 4,
+                       "solid cloud\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0.1 0\n"
+                       "endloop\nendfacet\nendsolid cloud\n");
     return bad;
 }
 
@@ -200,22 +201,17 @@ int main(int argc, char **argv)
     static const char ply_tet[] = "ply\nformat ascii 1.0\ncomment a tetrahedron\nelement vertex 4\nproperty float x\n"
                                   "property float y\nproperty float z\nelement face 4\nproperty list uchar int vertex_indices\n"
                                   "end_header\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 3\n";
-    uint8_t seed[sizeof ply_tet + 1] = {1}; /* as it is, then after a line end (where assimp finds the magic too) */
-    memcpy(seed + 1, ply_tet, sizeof ply_tet - 1);
-    if (write_file(d[3], "tet.ply", seed, sizeof ply_tet))
-        return 1;
-    memmove(seed + 2, seed + 1, sizeof ply_tet - 1);
-    seed[1] = '\n';
-    if (write_file(d[3], "tet-lf.ply", seed, sizeof seed))
-        return 1;
-    static const char stl_tet[] = "\2solid tet\nfacet normal 0 0 -1\nouter loop\nvertex 0 0 0\nvertex 0 0.1 0\nvertex 0.1 0 0\nendloop\n"
+    char ply_lf[sizeof ply_tet + 1]; /* after a line end, where assimp finds the magic too */
+    snprintf(ply_lf, sizeof ply_lf, "\n%s", ply_tet);
+    static const char stl_tet[] = "solid tet\nfacet normal 0 0 -1\nouter loop\nvertex 0 0 0\nvertex 0 0.1 0\nvertex 0.1 0 0\nendloop\n"
                                   "endfacet\nfacet normal 0 -1 0\nouter loop\nvertex 0 0 0\nvertex 0.1 0 0\nvertex 0 0 0.1\nendloop\n"
                                   "endfacet\nfacet normal -1 0 0\nouter loop\nvertex 0 0 0\nvertex 0 0 0.1\nvertex 0 0.1 0\nendloop\n"
                                   "endfacet\nfacet normal 1 1 1\nouter loop\nvertex 0.1 0 0\nvertex 0 0.1 0\nvertex 0 0 0.1\nendloop\n"
                                   "endfacet\nendsolid tet\n";
-    static const char obj_tet[] = "\3# a tetrahedron\no tet\nv 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nvn 0 0 -1\nvt 0 0\n"
+    static const char obj_tet[] = "# a tetrahedron\no tet\nv 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nvn 0 0 -1\nvt 0 0\n"
                                   "f 1 3 2\nf 1/1/1 2/1/1 4/1/1\nf 1//1 4//1 3//1\nf 2 3 4\n";
-    if (write_file(d[3], "tet.stl", stl_tet, sizeof stl_tet - 1) || write_file(d[3], "tet.obj", obj_tet, sizeof obj_tet - 1))
+    if (suffix_text(d[3], "tet.ply", 1, ply_tet) || suffix_text(d[3], "tet-lf.ply", 1, ply_lf) ||
+        suffix_text(d[3], "tet.stl", 2, stl_tet) || suffix_text(d[3], "tet.obj", 3, obj_tet))
         return 1;
     prox_voxmap_def vd = {0.01, prox_v3(0, 0, 0), {8, 8, 8}, 256};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
