@@ -120,19 +120,48 @@ double prox_xform_motion_bound(const prox_xform *X0, const prox_xform *X1, prox_
 
 int prox_read_line(FILE *f, char *buf, size_t size)
 {
-    if (!fgets(buf, (int)size, f))
-        return 0;
-    size_t n = strlen(buf);
-    if (n + 1 < size || buf[n - 1] == '\n')
-        return 1;
-    /* full and no newline: the end of the file, a CR LF line end split at
-     * the buffer's end (the line fits), or a longer line */
-    int c = fgetc(f);
-    if (c == EOF || (c == '\n' && buf[n - 1] == '\r'))
-        return 1;
-    while (c != EOF && c != '\n')
-        c = fgetc(f);
-    return -1;
+    /* byte by byte (getc_unlocked, the stream locked once): fgets gives no
+     * count, so a NUL byte would end the line where it stands, silently */
+    if (size < 2) {
+        if (size)
+            buf[0] = '\0';
+        return -1;
+    }
+    size_t n = 0;
+    int c = EOF, nul = 0;
+    flockfile(f);
+    while (n + 1 < size && (c = getc_unlocked(f)) != EOF) {
+        buf[n++] = (char)c;
+        nul |= c == '\0';
+        if (c == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    int got = n ? 1 : 0;
+    if (n + 1 >= size && buf[n - 1] != '\n') {
+        /* full and no newline: the end of the file, a CR LF line end split
+         * at the buffer's end (the line fits), or a longer line (the rest
+         * skipped, a NUL in it included) */
+        c = getc_unlocked(f);
+        if (c != EOF && !(c == '\n' && buf[n - 1] == '\r')) {
+            got = -1;
+            while (c != EOF && c != '\n') {
+                nul |= c == '\0';
+                c = getc_unlocked(f);
+            }
+        }
+    }
+    funlockfile(f);
+    return nul ? -2 : got;
+}
+
+const char *prox_read_line_why(int got, size_t size, char *out, size_t outlen)
+{
+    if (got == -2)
+        snprintf(out, outlen, "a NUL byte in the line (binary data in a text file?)");
+    else
+        snprintf(out, outlen, "line longer than %zu characters", size - 2);
+    return out;
 }
 
 int prox_parse_pose(const char *line, prox_xform *out)

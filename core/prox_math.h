@@ -266,11 +266,16 @@ int prox_parse_pose(const char *line, prox_xform *out);
  * det R > 0 */
 int prox_m3_is_rotation(const prox_mat3 *R);
 /* One line of a text file into buf (size bytes, newline kept): 1, 0 at
- * the end of the file, or -1 for a line that does not fit (the rest of it
- * is skipped, so a caller that goes on stays in step with the line
- * numbers). fgets alone splits a long line silently: the tail of a long
- * comment would be read as data. */
+ * the end of the file, -1 for a line that does not fit (more than size - 2
+ * characters before its LF or CR LF), or -2 for a line holding a NUL byte.
+ * A refused line's rest is skipped, so a caller that goes on stays in step
+ * with the line numbers. fgets alone splits a long line silently (the tail
+ * of a long comment would be read as data) and ends one at a NUL (the rest
+ * of it lost). Not RT: file I/O. */
 int prox_read_line(FILE *f, char *buf, size_t size);
+/* why prox_read_line refused a line (got -1 or -2, buffer of `size`), as
+ * "line longer than N characters" or a NUL byte's, written to out */
+const char *prox_read_line_why(int got, size_t size, char *out, size_t outlen);
 /* qsort comparator for doubles, ascending */
 static inline int prox_cmp_double(const void *a, const void *b)
 {

@@ -379,7 +379,8 @@ int prox_voxmap_load(const char *path, prox_voxmap **out, char *err, size_t errl
     while ((got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         if (got < 0) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            char why[96];
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, prox_read_line_why(got, sizeof line, why, sizeof why));
             goto fail;
         }
         char *h = strchr(line, '#');

@@ -110,7 +110,8 @@ static int read_text_points(const char *path, enum text_cloud fmt, prox_vec3 **p
             s++;
         }
         if (got < 0) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            char why[96];
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, prox_read_line_why(got, sizeof line, why, sizeof why));
             goto fail;
         }
         char *h = strchr(s, '#');
@@ -229,7 +230,8 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
             goto fail;
         }
         if (got < 0) {
-            snprintf(err, errlen, "%s:%d: header line longer than %zu characters", path, lineno, sizeof line - 2);
+            char why[96];
+            snprintf(err, errlen, "%s:%d: PLY header: %s", path, lineno, prox_read_line_why(got, sizeof line, why, sizeof why));
             goto fail;
         }
         char a[64] = "", b[64] = "", c[64] = "";
@@ -311,7 +313,8 @@ static int read_ply(const char *path, prox_vec3 **pts, size_t *n, char *err, siz
                 goto fail;
             }
             if (got < 0) {
-                snprintf(err, errlen, "%s: vertex %lu: line longer than %zu characters", path, i, sizeof line - 2);
+                char why[96];
+                snprintf(err, errlen, "%s: vertex %lu: %s", path, i, prox_read_line_why(got, sizeof line, why, sizeof why));
                 goto fail;
             }
             char *s = line;

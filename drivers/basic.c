@@ -108,7 +108,8 @@ dev_device *dev_replay_open(const char *path, char *err, size_t errlen)
     while ((got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         if (got < 0) {
-            snprintf(err, errlen, "replay device: %s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            char why[96];
+            snprintf(err, errlen, "replay device: %s:%d: %s", path, lineno, prox_read_line_why(got, sizeof line, why, sizeof why));
             goto fail;
         }
         char *h = strchr(line, '#');

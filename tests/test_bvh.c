@@ -1242,6 +1242,16 @@ static void test_cli_args(void)
         snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pa, pa, pp);
         snprintf(want, sizeof want, "prox: %s:2: line longer than 4094 characters\n", pp);
         CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strcmp(first, want), "a long pose line: '%s'", first);
+        /* a NUL byte in a pose line, line 2: the reader ended the line at
+         * it, and "2 0 0 1 0 0 0\0 5" was answered as the pose before it */
+        f = fopen(pp, "wb");
+        if (f) {
+            static const char nul_pose[] = "2 0 0 1 0 0 0\n2 0 0 1 0 0 0\0 5\n";
+            fwrite(nul_pose, 1, sizeof nul_pose - 1, f);
+            fclose(f);
+        }
+        snprintf(want, sizeof want, "prox: %s:2: a NUL byte in the line (binary data in a text file?)\n", pp);
+        CHECK(check_run_cmd2(cmd, out, 64, &n, first, err) == 1 && n == 0 && !strcmp(first, want), "a NUL in a pose line: '%s'", first);
     }
     /* 300 poses, more than the reader's first 256: every answer, in the
      * file's order. Two unit cubes, B moved along x by 1.5 + i/1000 and

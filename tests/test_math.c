@@ -136,6 +136,58 @@ static void test_read_line(void)
     fclose(f);
 }
 
+/* prox_read_line: a NUL byte anywhere in a line refuses the line (-2),
+ * whether in the part read or in a long line's skipped tail, and the next
+ * line still follows; fgets ended the line at the NUL, and where the line
+ * was longer than the buffer its tail came back as the next line. The
+ * length rule at the buffer's end: up to size - 2 characters before LF or
+ * CR LF. */
+static void test_read_line_nul(void)
+{
+    static const char text[] = "1 2 3\0 4\n"  /* a NUL in the line */
+                               "next\n"
+                               "\0\n"           /* a NUL alone */
+                               "0123456789abcdefghij\0xyz\n" /* in a long line's tail (16 bytes) */
+                               "after\n"
+                               "ab\0c";         /* in the last line, no newline */
+    FILE *f = tmpfile();
+    CHECK(f && fwrite(text, 1, sizeof text - 1, f) == sizeof text - 1, "tmpfile");
+    if (!f)
+        return;
+    rewind(f);
+    char buf[16], why[96];
+    CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL inside a line");
+    CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "next\n"), "the line after it: '%s'", buf);
+    CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a line of a NUL alone");
+    CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL in a long line's skipped tail");
+    CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "after\n"), "the line after the long one: '%s'", buf);
+    CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL in the last line");
+    CHECK(prox_read_line(f, buf, sizeof buf) == 0, "end of file");
+    fclose(f);
+    CHECK(!strcmp(prox_read_line_why(-2, 16, why, sizeof why), "a NUL byte in the line (binary data in a text file?)"), "%s", why);
+    CHECK(!strcmp(prox_read_line_why(-1, 16, why, sizeof why), "line longer than 14 characters"), "%s", why);
+
+    /* the buffer's end, 8 bytes: 6 characters before LF or CR LF fit, 7 do
+     * not; 7 at the end of the file do */
+    static const char edge[] = "abcdef\r\n" "abcdef\n" "abcdefg\n" "x\n" "abcdefg";
+    f = tmpfile();
+    CHECK(f && fwrite(edge, 1, sizeof edge - 1, f) == sizeof edge - 1, "tmpfile");
+    if (!f)
+        return;
+    rewind(f);
+    char b8[8];
+    CHECK(prox_read_line(f, b8, sizeof b8) == 1 && !strcmp(b8, "abcdef\r"), "6 characters and CR LF: '%s'", b8);
+    CHECK(prox_read_line(f, b8, sizeof b8) == 1 && !strcmp(b8, "abcdef\n"), "6 characters and LF: '%s'", b8);
+    CHECK(prox_read_line(f, b8, sizeof b8) == -1, "7 characters and LF");
+    CHECK(prox_read_line(f, b8, sizeof b8) == 1 && !strcmp(b8, "x\n"), "the line after it: '%s'", b8);
+    CHECK(prox_read_line(f, b8, sizeof b8) == 1 && !strcmp(b8, "abcdefg"), "7 characters at the end of the file: '%s'", b8);
+    CHECK(prox_read_line(f, b8, sizeof b8) == 0, "end of file");
+    rewind(f);
+    char one[1] = {'z'};
+    CHECK(prox_read_line(f, one, sizeof one) == -1 && one[0] == '\0', "a 1-byte buffer holds no line");
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -145,5 +197,6 @@ int main(int argc, char **argv)
     RUN_TEST(test_quat_normalize_range);
     RUN_TEST(test_parse_pose);
     RUN_TEST(test_read_line);
+    RUN_TEST(test_read_line_nul);
     return check_summary(argv[0]);
 }

@@ -298,6 +298,16 @@ static void test_files(void)
     expect_load_error("range.vox", buf, "outside");
     snprintf(buf, sizeof buf, "%s1 1 1 1\n0 -1 0 2\n", hdr);
     expect_load_error("neg.vox", buf, "outside");
+    {
+        /* a NUL byte in a cell line: the reader ended the line at it, and
+         * "1 1 1 1\0 junk" loaded as the cell (1, 1, 1) */
+        static const char nul_vox[] = "hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1 1 1\0 junk\n";
+        const char *p = write_bytes("nul.vox", (const unsigned char *)nul_vox, sizeof nul_vox - 1);
+        prox_voxmap *nm = (prox_voxmap *)1;
+        char nerr[512] = "";
+        CHECK(prox_voxmap_load(p, &nm, nerr, sizeof nerr) != 0 && nm == NULL && strstr(nerr, "nul.vox:5: a NUL byte in the line"),
+              "nul.vox: '%s'", nerr);
+    }
     snprintf(buf, sizeof buf, "%s1 1 1 3\n", hdr);
     expect_load_error("class.vox", buf, "unknown class");
     snprintf(buf, sizeof buf, "%s1 1 1\n", hdr);
@@ -561,7 +571,7 @@ static void test_cloud_reader(void)
     expect_cloud_error(write_tmp("nohdrend.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"), 1.0, "nohdrend.ply",
                        "truncated PLY header (no end_header)");
     snprintf(text, sizeof text, "ply\nformat ascii 1.0\ncomment %s\nend_header\n", longline);
-    expect_cloud_error(write_tmp("longhdr.ply", text), 1.0, "longhdr.ply", "longhdr.ply:3: header line longer than 510 characters");
+    expect_cloud_error(write_tmp("longhdr.ply", text), 1.0, "longhdr.ply", "longhdr.ply:3: PLY header: line longer than 510 characters");
     expect_cloud_error(write_tmp("fmt.ply", "ply\nformat binary_middle_endian 1.0\nend_header\n"), 1.0, "fmt.ply",
                        "fmt.ply:2: unknown PLY format 'binary_middle_endian'");
     expect_cloud_error(write_tmp("elem.ply", "ply\nformat ascii 1.0\ncomment x\nelement vertex many\nend_header\n"), 1.0, "elem.ply",
@@ -594,6 +604,39 @@ static void test_cloud_reader(void)
                        1.0, "before.ply", "truncated PLY (elements before the vertices)");
     snprintf(text, sizeof text, "%s0 0 0\n%s\n", hdr3, longline);
     expect_cloud_error(write_tmp("longvert.ply", text), 1.0, "longvert.ply", "vertex 1: line longer than 510 characters");
+    /* a NUL byte in a text line refuses the line: the reader ended the
+     * line at it, so ".xyz" took (1, 1, 1) and dropped what followed, and
+     * where the line was longer than the buffer its tail came back as a
+     * point of its own, (5, 5, 5); likewise in a PLY header and vertex */
+    {
+        static const char nul_short[] = "0 0 0\n1 1 1\0 9 9\n";
+        expect_cloud_error(write_bytes("nul.xyz", (const unsigned char *)nul_short, sizeof nul_short - 1), 1.0, "nul.xyz",
+                           "nul.xyz:2: a NUL byte in the line");
+        unsigned char nul_long[700];
+        size_t n = 0;
+        memcpy(nul_long, "0 0 0\n1 1 1", 11), n = 11;
+        nul_long[n++] = 0;
+        memset(nul_long + n, ' ', 600), n += 600;
+        memcpy(nul_long + n, "5 5 5\n", 6), n += 6;
+        expect_cloud_error(write_bytes("nullong.xyz", nul_long, n), 1.0, "nullong.xyz", "nullong.xyz:2: a NUL byte in the line");
+        static const char nul_hdr[] = "ply\nformat ascii 1.0\ncomment a\0b\nelement vertex 1\nproperty float x\nproperty float y\n"
+                                      "property float z\nend_header\n0 0 0\n";
+        expect_cloud_error(write_bytes("nulhdr.ply", (const unsigned char *)nul_hdr, sizeof nul_hdr - 1), 1.0, "nulhdr.ply",
+                           "nulhdr.ply:3: PLY header: a NUL byte in the line");
+        static const char nul_vert[] = "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+                                       "property float z\nend_header\n0 0 0\n1 1 1\0 7\n";
+        expect_cloud_error(write_bytes("nulvert.ply", (const unsigned char *)nul_vert, sizeof nul_vert - 1), 1.0, "nulvert.ply",
+                           "nulvert.ply: vertex 1: a NUL byte in the line");
+        /* an OBJ cloud reads its 'v' lines only: a NUL in another line is
+         * passed over like the rest of it, in a 'v' line refused */
+        static const char nul_obj[] = "v 0 0 0\nf 1 2\0 3\nv 1 1 1\n";
+        const int32_t two[2][3] = {{0, 0, 0}, {1, 1, 1}};
+        expect_cloud("NUL in an OBJ face line", write_bytes("nulf.obj", (const unsigned char *)nul_obj, sizeof nul_obj - 1), 1.0,
+                     prox_v3(0, 0, 0), 2, 2, 2, two, 2);
+        static const char nul_objv[] = "v 0 0 0\nv 1 1 1\0 3\n";
+        expect_cloud_error(write_bytes("nulv.obj", (const unsigned char *)nul_objv, sizeof nul_objv - 1), 1.0, "nulv.obj",
+                           "nulv.obj:2: a NUL byte in the line");
+    }
     expect_cloud_error(write_tmp("few.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                                             "property float z\nproperty uchar red\nend_header\n0 0 0 1\n1 1 1 1\n2 2 2\n"),
                        1.0, "few.ply", "vertex 2 has 3 values, want 4");

@@ -180,7 +180,8 @@ static int read_poses(const char *path, prox_xform **out, size_t *count)
     while (v && (got = prox_read_line(f, line, sizeof line)) != 0) {
         lineno++;
         if (got < 0) {
-            fprintf(stderr, "prox: %s:%d: line longer than %zu characters\n", path, lineno, sizeof line - 2);
+            char why[96];
+            fprintf(stderr, "prox: %s:%d: %s\n", path, lineno, prox_read_line_why(got, sizeof line, why, sizeof why));
             rc = -1;
             break;
         }
