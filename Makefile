@@ -136,7 +136,8 @@ bench: deps-bench all data
 
 # ---- fuzzing ----
 # clang's libFuzzer under ASan+UBSan on what hapticd reads from outside:
-# .ist and .vox files, scenarios, OSC datagrams, OFF/PLY/STL/OBJ meshes, point
+# .ist and .vox files, scenarios, OSC datagrams, meshes (OFF, PLY, and every
+# suffix assimp names a reader for: fuzz_mesh.c), point
 # clouds (.xyz, .obj, .ply, .off; .stl through assimp) (tests/fuzz). Each target
 # runs FUZZ_SECONDS from the seeds fuzz_seeds writes (and the shipped
 # scenarios) plus what earlier runs found (kept in $(BUILD)-fuzz/corpus); a

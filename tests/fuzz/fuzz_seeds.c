@@ -158,6 +158,264 @@ static int cloud_seeds(const char *dir)
     return bad;
 }
 
+/* fuzz_mesh's selectors past the first four, in its suffix[] order */
+enum { SEL_GLTF = 4, SEL_GLB, SEL_DAE, SEL_3DS, SEL_X, SEL_FBX, SEL_MS3D, SEL_LWO, SEL_BLEND, SEL_3MF, SEL_ASE, SEL_MD2,
+       SEL_MD3, SEL_MDL, SEL_IFC, SEL_AC, SEL_NFF, SEL_RAW, SEL_SMD, SEL_XGL, SEL_AMF, SEL_IRRMESH };
+
+/* the seeds' tetrahedron: corners and outward triangles */
+static const float tet_v[4][3] = {{0, 0, 0}, {0.1f, 0, 0}, {0, 0.1f, 0}, {0, 0, 0.1f}};
+static const uint16_t tet_t[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+
+/* little-endian writers into buf at *k */
+static void put_u16(uint8_t *buf, size_t *k, unsigned x)
+{
+    buf[(*k)++] = (uint8_t)x, buf[(*k)++] = (uint8_t)(x >> 8);
+}
+
+static void put_u32(uint8_t *buf, size_t *k, uint32_t x)
+{
+    for (int i = 0; i < 4; i++)
+        buf[(*k)++] = (uint8_t)(x >> (8 * i));
+}
+
+static void put_f32(uint8_t *buf, size_t *k, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put_u32(buf, k, u);
+}
+
+/* the glTF buffer: 12 uint16 indices, then 4 float positions (72 bytes) */
+static size_t tet_gltf_buffer(uint8_t *buf)
+{
+    size_t k = 0;
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 3; c++)
+            put_u16(buf, &k, tet_t[i][c]);
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 3; c++)
+            put_f32(buf, &k, tet_v[i][c]);
+    return k;
+}
+
+static const char gltf_head[] =
+    "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0,\"translation\":[0,0,0.5]}],"
+    "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":1},\"indices\":0}]}],"
+    "\"accessors\":[{\"bufferView\":0,\"componentType\":5123,\"count\":12,\"type\":\"SCALAR\"},"
+    "{\"bufferView\":1,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[0.1,0.1,0.1]}],"
+    "\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":24,\"target\":34963},"
+    "{\"buffer\":0,\"byteOffset\":24,\"byteLength\":48,\"target\":34962}],";
+
+/* glTF 2.0 text, the buffer as a base64 data URI */
+static int gltf_seed(const char *dir)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    uint8_t bin[72];
+    const size_t nb = tet_gltf_buffer(bin);
+    char text[1536], enc[100];
+    size_t e = 0;
+    for (size_t i = 0; i < nb; i += 3) { /* 72 bytes: no padding */
+        const uint32_t v = (uint32_t)bin[i] << 16 | (uint32_t)bin[i + 1] << 8 | bin[i + 2];
+        for (int s = 18; s >= 0; s -= 6)
+            enc[e++] = b64[(v >> s) & 63];
+    }
+    enc[e] = 0;
+    snprintf(text, sizeof text, "%s\"buffers\":[{\"byteLength\":%zu,\"uri\":\"data:application/octet-stream;base64,%s\"}]}",
+             gltf_head, nb, enc);
+    return suffix_text(dir, "tet.gltf", SEL_GLTF, text);
+}
+
+/* binary glTF: header, JSON chunk (padded with blanks), BIN chunk */
+static int glb_seed(const char *dir)
+{
+    char json[1024];
+    int nj = snprintf(json, sizeof json, "%s\"buffers\":[{\"byteLength\":72}]}", gltf_head);
+    while (nj % 4)
+        json[nj++] = ' ';
+    uint8_t buf[1536], bin[72];
+    const size_t nb = tet_gltf_buffer(bin);
+    size_t k = 0;
+    memcpy(buf, "glTF", 4), k = 4;
+    put_u32(buf, &k, 2);
+    put_u32(buf, &k, (uint32_t)(12 + 8 + (size_t)nj + 8 + nb));
+    put_u32(buf, &k, (uint32_t)nj);
+    memcpy(buf + k, "JSON", 4), k += 4;
+    memcpy(buf + k, json, (size_t)nj), k += (size_t)nj;
+    put_u32(buf, &k, (uint32_t)nb);
+    memcpy(buf + k, "BIN", 4), k += 4;
+    memcpy(buf + k, bin, nb), k += nb;
+    return suffix_seed(dir, "tet.glb", SEL_GLB, buf, k);
+}
+
+/* 3DS: main chunk, editor, an object with a triangle mesh (vertex and
+ * face lists); a chunk is its id, its length with the 6-byte head, its
+ * data */
+static int tds_seed(const char *dir)
+{
+    uint8_t buf[512];
+    size_t k = 0, at[4];
+    const unsigned id[4] = {0x4d4d, 0x3d3d, 0x4000, 0x4100};
+    for (int c = 0; c < 4; c++) {
+        at[c] = k;
+        put_u16(buf, &k, id[c]);
+        put_u32(buf, &k, 0); /* length, set below */
+        if (id[c] == 0x4000)
+            memcpy(buf + k, "tet", 4), k += 4;
+    }
+    put_u16(buf, &k, 0x4110);
+    put_u32(buf, &k, 6 + 2 + 4 * 12);
+    put_u16(buf, &k, 4);
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 3; c++)
+            put_f32(buf, &k, tet_v[i][c]);
+    put_u16(buf, &k, 0x4120);
+    put_u32(buf, &k, 6 + 2 + 4 * 8);
+    put_u16(buf, &k, 4);
+    for (int i = 0; i < 4; i++) {
+        for (int c = 0; c < 3; c++)
+            put_u16(buf, &k, tet_t[i][c]);
+        put_u16(buf, &k, 7); /* edge flags */
+    }
+    for (int c = 0; c < 4; c++) {
+        size_t p = at[c] + 2;
+        put_u32(buf, &p, (uint32_t)(k - at[c]));
+    }
+    return suffix_seed(dir, "tet.3ds", SEL_3DS, buf, k);
+}
+
+/* MilkShape 3D: header, vertices, triangles, one group, no materials,
+ * the animation fields, no joints */
+static int ms3d_seed(const char *dir)
+{
+    uint8_t buf[512];
+    size_t k = 0;
+    memcpy(buf, "MS3D000000", 10), k = 10;
+    put_u32(buf, &k, 4);
+    put_u16(buf, &k, 4);
+    for (int i = 0; i < 4; i++) {
+        buf[k++] = 0;
+        for (int c = 0; c < 3; c++)
+            put_f32(buf, &k, tet_v[i][c]);
+        buf[k++] = 0xff; /* no bone */
+        buf[k++] = 1;
+    }
+    put_u16(buf, &k, 4);
+    for (int i = 0; i < 4; i++) {
+        put_u16(buf, &k, 0);
+        for (int c = 0; c < 3; c++)
+            put_u16(buf, &k, tet_t[i][c]);
+        for (int c = 0; c < 15; c++) /* normals, s, t */
+            put_f32(buf, &k, c == 2 || c == 5 || c == 8 ? 1.0f : 0.0f);
+        buf[k++] = 1, buf[k++] = 0; /* smoothing group, group */
+    }
+    put_u16(buf, &k, 1);
+    buf[k++] = 0;
+    memset(buf + k, 0, 32), memcpy(buf + k, "tet", 3), k += 32;
+    put_u16(buf, &k, 4);
+    for (unsigned i = 0; i < 4; i++)
+        put_u16(buf, &k, i);
+    buf[k++] = 0xff; /* no material */
+    put_u16(buf, &k, 0);
+    put_f32(buf, &k, 24.0f);
+    put_f32(buf, &k, 0.0f);
+    put_u32(buf, &k, 1);
+    put_u16(buf, &k, 0);
+    return suffix_seed(dir, "tet.ms3d", SEL_MS3D, buf, k);
+}
+
+/* the other formats: text tetrahedra, and the magic of the binary ones
+ * this file does not write whole (the fuzzer grows the rest) */
+static int format_seeds(const char *dir)
+{
+    int bad = gltf_seed(dir) | glb_seed(dir) | tds_seed(dir) | ms3d_seed(dir);
+    bad |= suffix_text(
+        dir, "tet.dae", SEL_DAE,
+        "<?xml version=\"1.0\"?>\n<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+        "<asset><unit meter=\"1\"/><up_axis>Z_UP</up_axis></asset>\n<library_geometries><geometry id=\"g\"><mesh>\n"
+        "<source id=\"p\"><float_array id=\"pa\" count=\"12\">0 0 0 0.1 0 0 0 0.1 0 0 0 0.1</float_array>\n"
+        "<technique_common><accessor source=\"#pa\" count=\"4\" stride=\"3\"><param name=\"X\" type=\"float\"/>"
+        "<param name=\"Y\" type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+        "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
+        "<triangles count=\"4\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 2 1 0 1 3 0 3 2 1 2 3</p></triangles>\n"
+        "</mesh></geometry></library_geometries>\n<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">"
+        "<matrix>1 0 0 0 0 1 0 0 0 0 1 0.5 0 0 0 1</matrix><instance_geometry url=\"#g\"/></node></visual_scene>"
+        "</library_visual_scenes>\n<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n");
+    bad |= suffix_text(dir, "tet.x", SEL_X,
+                       "xof 0303txt 0032\nMesh tet {\n4;\n0.0;0.0;0.0;,\n0.1;0.0;0.0;,\n0.0;0.1;0.0;,\n0.0;0.0;0.1;;\n"
+                       "4;\n3;0,2,1;,\n3;0,1,3;,\n3;0,3,2;,\n3;1,2,3;;\n}\n");
+    bad |= suffix_text(dir, "tet.ase", SEL_ASE,
+                       "*3DSMAX_ASCIIEXPORT 200\n*GEOMOBJECT {\n *NODE_NAME \"tet\"\n *MESH {\n  *TIMEVALUE 0\n"
+                       "  *MESH_NUMVERTEX 4\n  *MESH_NUMFACES 4\n  *MESH_VERTEX_LIST {\n   *MESH_VERTEX 0 0 0 0\n"
+                       "   *MESH_VERTEX 1 0.1 0 0\n   *MESH_VERTEX 2 0 0.1 0\n   *MESH_VERTEX 3 0 0 0.1\n  }\n"
+                       "  *MESH_FACE_LIST {\n   *MESH_FACE 0: A: 0 B: 2 C: 1 AB: 1 BC: 1 CA: 1\n"
+                       "   *MESH_FACE 1: A: 0 B: 1 C: 3 AB: 1 BC: 1 CA: 1\n   *MESH_FACE 2: A: 0 B: 3 C: 2 AB: 1 BC: 1 CA: 1\n"
+                       "   *MESH_FACE 3: A: 1 B: 2 C: 3 AB: 1 BC: 1 CA: 1\n  }\n }\n}\n");
+    bad |= suffix_text(dir, "tet.ac", SEL_AC,
+                       "AC3Db\nMATERIAL \"m\" rgb 1 1 1  amb 0.2 0.2 0.2  emis 0 0 0  spec 0.5 0.5 0.5  shi 10  trans 0\n"
+                       "OBJECT world\nkids 1\nOBJECT poly\nname \"tet\"\nloc 0 0 0.5\nnumvert 4\n0 0 0\n0.1 0 0\n0 0.1 0\n"
+                       "0 0 0.1\nnumsurf 4\nSURF 0x10\nmat 0\nrefs 3\n0 0 0\n2 0 0\n1 0 0\nSURF 0x10\nmat 0\nrefs 3\n"
+                       "0 0 0\n1 0 0\n3 0 0\nSURF 0x10\nmat 0\nrefs 3\n0 0 0\n3 0 0\n2 0 0\nSURF 0x10\nmat 0\nrefs 3\n"
+                       "1 0 0\n2 0 0\n3 0 0\nkids 0\n");
+    bad |= suffix_text(dir, "tet.nff", SEL_NFF,
+                       "f 1 0 0 1 0 0 0 0\np 3\n0 0 0\n0 0.1 0\n0.1 0 0\np 3\n0 0 0\n0.1 0 0\n0 0 0.1\np 3\n0 0 0\n0 0 0.1\n"
+                       "0 0.1 0\npp 3\n0.1 0 0 1 1 1\n0 0.1 0 1 1 1\n0 0 0.1 1 1 1\ns 0 0 1 0.05\n");
+    bad |= suffix_text(dir, "tet.raw", SEL_RAW,
+                       "tet\n0 0 0 0 0.1 0 0.1 0 0\n0 0 0 0.1 0 0 0 0 0.1\n0 0 0 0 0 0.1 0 0.1 0\n"
+                       "1 1 1 0.1 0 0 0 0.1 0 0 0 0.1\n");
+    bad |= suffix_text(dir, "tet.smd", SEL_SMD,
+                       "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nm\n"
+                       "0 0 0 0 0 0 -1 0 0\n0 0 0.1 0 0 0 -1 0 1\n0 0.1 0 0 0 0 -1 1 0\nm\n"
+                       "0 0 0 0 0 -1 0 0 0\n0 0.1 0 0 0 -1 0 0 1\n0 0 0 0.1 0 -1 0 1 0\nend\n");
+    bad |= suffix_text(dir, "tet.xgl", SEL_XGL,
+                       "<WORLD><MESH ID=\"0\"><MAT ID=\"0\"><AMB>0.5,0.5,0.5</AMB><DIFF>0.5,0.5,0.5</DIFF></MAT><P ID=\"0\">0,0,0</P><P ID=\"1\">0.1,0,0</P><P ID=\"2\">0,0.1,0</P>"
+                       "<P ID=\"3\">0,0,0.1</P><F><MATREF>0</MATREF><FV1><PREF>0</PREF></FV1><FV2><PREF>2</PREF></FV2><FV3><PREF>1</PREF></FV3></F>"
+                       "<F><MATREF>0</MATREF><FV1><PREF>0</PREF></FV1><FV2><PREF>1</PREF></FV2><FV3><PREF>3</PREF></FV3></F>"
+                       "<F><MATREF>0</MATREF><FV1><PREF>0</PREF></FV1><FV2><PREF>3</PREF></FV2><FV3><PREF>2</PREF></FV3></F>"
+                       "<F><MATREF>0</MATREF><FV1><PREF>1</PREF></FV1><FV2><PREF>2</PREF></FV2><FV3><PREF>3</PREF></FV3></F></MESH>"
+                       "<OBJECT><TRANSFORM><POSITION>0,0,0.5</POSITION></TRANSFORM><MESHREF>0</MESHREF></OBJECT></WORLD>\n");
+    bad |= suffix_text(dir, "tet.amf", SEL_AMF,
+                       "<?xml version=\"1.0\"?>\n<amf unit=\"meter\"><object id=\"0\"><mesh><vertices>"
+                       "<vertex><coordinates><x>0</x><y>0</y><z>0</z></coordinates></vertex>"
+                       "<vertex><coordinates><x>0.1</x><y>0</y><z>0</z></coordinates></vertex>"
+                       "<vertex><coordinates><x>0</x><y>0.1</y><z>0</z></coordinates></vertex>"
+                       "<vertex><coordinates><x>0</x><y>0</y><z>0.1</z></coordinates></vertex></vertices><volume>"
+                       "<triangle><v1>0</v1><v2>2</v2><v3>1</v3></triangle><triangle><v1>0</v1><v2>1</v2><v3>3</v3></triangle>"
+                       "<triangle><v1>0</v1><v2>3</v2><v3>2</v3></triangle><triangle><v1>1</v1><v2>2</v2><v3>3</v3></triangle>"
+                       "</volume></mesh></object></amf>\n");
+    bad |= suffix_text(dir, "tet.irrmesh", SEL_IRRMESH,
+                       "<?xml version=\"1.0\"?>\n<mesh xmlns=\"http://irrlicht.sourceforge.net/IRRMESH_09_2007\" version=\"1.0\">\n"
+                       "<buffer><material></material><vertices type=\"standard\" vertexCount=\"4\">\n"
+                       "0 0 0 0 0 1 ffffffff 0 0\n0.1 0 0 0 0 1 ffffffff 0 0\n0 0.1 0 0 0 1 ffffffff 0 0\n"
+                       "0 0 0.1 0 0 1 ffffffff 0 0\n</vertices>\n<indices indexCount=\"12\">0 2 1 0 1 3 0 3 2 1 2 3</indices>\n"
+                       "</buffer>\n</mesh>\n");
+    bad |= suffix_text(dir, "tet.ifc", SEL_IFC,
+                       "ISO-10303-21;\nHEADER;\nFILE_DESCRIPTION(('ViewDefinition [CoordinationView]'),'2;1');\n"
+                       "FILE_NAME('tet.ifc','2026-01-01T00:00:00',(''),(''),'','','');\nFILE_SCHEMA(('IFC2X3'));\nENDSEC;\n"
+                       "DATA;\n#1=IFCCARTESIANPOINT((0.,0.,0.));\n#2=IFCCARTESIANPOINT((0.1,0.,0.));\n"
+                       "#3=IFCCARTESIANPOINT((0.,0.1,0.));\n#4=IFCPOLYLOOP((#1,#3,#2));\n#5=IFCFACEOUTERBOUND(#4,.T.);\n"
+                       "#6=IFCFACE((#5));\n#7=IFCCLOSEDSHELL((#6));\n#8=IFCFACETEDBREP(#7);\nENDSEC;\nEND-ISO-10303-21;\n");
+    /* binary FBX, LWO2, Blender, Quake models, 3MF (a zip): the magic */
+    static const uint8_t fbx[] = "Kaydara FBX Binary  \0\x1a\0\xe8\x1c\0\0";
+    bad |= suffix_seed(dir, "magic.fbx", SEL_FBX, fbx, sizeof fbx - 1);
+    bad |= suffix_text(dir, "ascii.fbx", SEL_FBX,
+                       "; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n}\n"
+                       "Objects:  {\n\tGeometry: 1, \"Geometry::tet\", \"Mesh\" {\n\t\tVertices: *12 {\n"
+                       "\t\t\ta: 0,0,0,0.1,0,0,0,0.1,0,0,0,0.1\n\t\t}\n\t\tPolygonVertexIndex: *12 {\n"
+                       "\t\t\ta: 0,2,-2,0,1,-4,0,3,-3,1,2,-4\n\t\t}\n\t}\n\tModel: 2, \"Model::tet\", \"Mesh\" {\n\t}\n}\n"
+                       "Connections:  {\n\tC: \"OO\",1,2\n\tC: \"OO\",2,0\n}\n");
+    static const uint8_t lwo[] = "FORM\0\0\0\x3cLWO2PNTS\0\0\0\x30"
+                                 "\0\0\0\0\0\0\0\0\0\0\0\0\x3d\xcc\xcc\xcd\0\0\0\0\0\0\0\0\0\0\0\0\x3d\xcc\xcc\xcd"
+                                 "\0\0\0\0\0\0\0\0\0\0\0\0\x3d\xcc\xcc\xcd";
+    bad |= suffix_seed(dir, "pnts.lwo", SEL_LWO, lwo, sizeof lwo - 1);
+    bad |= suffix_text(dir, "magic.blend", SEL_BLEND, "BLENDER-v279REND\x10\0\0\0");
+    static const uint8_t zip[] = "PK\x03\x04\x14\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x13\0\0\0[Content_Types].xml";
+    bad |= suffix_seed(dir, "magic.3mf", SEL_3MF, zip, sizeof zip - 1);
+    bad |= suffix_text(dir, "magic.md2", SEL_MD2, "IDP2\x08");
+    bad |= suffix_text(dir, "magic.md3", SEL_MD3, "IDP3\x0f");
+    bad |= suffix_text(dir, "magic.mdl", SEL_MDL, "IDPO\x06");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -287,5 +545,6 @@ int main(int argc, char **argv)
     bad |= lo_bundle_serialise(b, buf, &size) ? write_file(d[2], "bundle", buf, size) : -1;
     lo_bundle_free_recursive(b);
     bad |= cloud_seeds(d[4]);
+    bad |= format_seeds(d[3]);
     return bad ? 1 : 0;
 }
