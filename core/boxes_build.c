@@ -39,14 +39,14 @@
 /* x = -H^-1 g for a symmetric positive definite 6x6 H: Cholesky of H with
  * its diagonal scaled to 1 (near the optimum the barrier's terms differ by
  * many orders of magnitude), a tiny ridge added if rounding still breaks
- * positive definiteness; -1 if that fails too; -2 for a diagonal entry
- * that is not positive (the box's problem: no plane meets that box axis) */
+ * positive definiteness; -1 if that fails too or a diagonal entry is not
+ * positive */
 static int chol6_newton(double H[6][6], const double g[6], double x[6])
 {
     double sc[6];
     for (int i = 0; i < 6; i++) {
         if (!(H[i][i] > 0))
-            return -2;
+            return -1;
         sc[i] = 1.0 / sqrt(H[i][i]);
     }
     for (double ridge = 0; ridge < 1e-3; ridge = ridge ? ridge * 100 : 1e-14) {
@@ -151,6 +151,28 @@ int prox_boxes_inner_box(const prox_vec3 *n, const double *d, uint32_t m, const 
         bmin = q < bmin ? q : bmin;
     }
     z[3] = z[4] = z[5] = 0.5 * bmin;
+    /* The polytope's lineality space: directions every plane is parallel to
+     * (a prism's axis, a slab's plane). Along them the largest box slides
+     * without end and the barrier is flat, so Newton's step there is noise
+     * (it drifted to 5e8 on a slanted prism); the centre is kept at
+     * `interior` along them: of the largest boxes, the one nearest it. In
+     * box coordinates y (the directions R^T l), as up to two unit vectors. */
+    prox_mat3 NN = {{{0}}}, V;
+    for (uint32_t k = 0; k < m; k++) {
+        prox_vec3 u = prox_v3_normalize(n[k]);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                NN.m[i][j] += prox_v3_get(u, i) * prox_v3_get(u, j);
+    }
+    double ev[3], lin[2][3];
+    int nlin = 0;
+    prox_sym3_eigen(&NN, ev, &V);
+    for (int i = 1; i < 3; i++)
+        if (ev[i] <= 1e-24 * ev[0]) { /* rounding of exactly parallel planes: ~1e-32 */
+            prox_vec3 l = prox_m3_tmul_v(R, prox_m3_col(&V, i));
+            lin[nlin][0] = l.x, lin[nlin][1] = l.y, lin[nlin][2] = l.z;
+            nlin++;
+        }
     /* barrier weight t on the objective: the central point at t is within
      * m / t of the optimum (convex objective, m linear constraints) */
     double t = (double)m;
@@ -177,11 +199,22 @@ int prox_boxes_inner_box(const prox_vec3 *n, const double *d, uint32_t m, const 
             for (int i = 0; i < 6; i++)
                 for (int j = i + 1; j < 6; j++)
                     H[i][j] = H[j][i];
+            double hmax = 0;
+            for (int i = 0; i < 3; i++) {
+                if (!(H[i][i] > 0))
+                    return -1; /* no plane bounds the box along an axis: unbounded */
+                hmax = fmax(hmax, H[i][i]);
+            }
+            for (int q = 0; q < nlin; q++) { /* no step along the lineality space */
+                double gl = lin[q][0] * g[0] + lin[q][1] * g[1] + lin[q][2] * g[2];
+                for (int i = 0; i < 3; i++) {
+                    g[i] -= gl * lin[q][i];
+                    for (int j = 0; j < 3; j++)
+                        H[i][j] += hmax * lin[q][i] * lin[q][j];
+                }
+            }
             double dz[6];
-            int cr = chol6_newton(H, g, dz);
-            if (cr == -2)
-                return -1; /* no plane bounds the box along an axis: unbounded */
-            if (cr != 0)
+            if (chol6_newton(H, g, dz) != 0)
                 goto done; /* rounding: z is feasible and as good as this precision allows */
             double dec = 0; /* the Newton decrement squared */
             for (int i = 0; i < 6; i++)
@@ -204,6 +237,8 @@ int prox_boxes_inner_box(const prox_vec3 *n, const double *d, uint32_t m, const 
             steps++;
             if (z[3] > 1e6 || z[4] > 1e6 || z[5] > 1e6)
                 return -1; /* unbounded along a box axis */
+            if (fabs(z[0]) > 1e6 || fabs(z[1]) > 1e6 || fabs(z[2]) > 1e6)
+                return -1; /* open one way only: the barrier pushes the box off without end */
         }
         if ((double)m / t < 1e-11)
             break;
@@ -374,8 +409,8 @@ static int wp_make(wpiece *p, const prox_vec3 *v, uint32_t nv, const prox_vec3 *
                    const unsigned char *orig, uint32_t nf, double eps)
 {
     memset(p, 0, sizeof *p);
-    if (nv < 4 || nf < 4 || nv > 4 * BOXES_MAX_FACES || nf > BOXES_MAX_FACES + 64)
-        return -1;
+    if (nv < 4 || nf < 4 || nv > BOXES_MAX_VERTICES || nf > BOXES_MAX_FACES + 64)
+        return -1; /* the build checks both limits first: a split's piece is far below them */
     p->v = malloc(sizeof *p->v * nv);
     p->n = malloc(sizeof *p->n * nf);
     p->d = malloc(sizeof *p->d * nf);
@@ -848,10 +883,12 @@ static int on_plane(prox_vec3 n, double d, prox_vec3 p0, prox_vec3 p1, prox_vec3
 }
 
 /* Merge coplanar triangles into face planes and check convexity against
- * each face's first triangle. Fills n, d and flat (how far the face's
+ * each face's first triangle. uv: the nu vertices the triangles use, uv[i]
+ * being the mesh's vertex ui[i]. Fills n, d and flat (how far the face's
  * vertices lie below its plane; capacity BOXES_MAX_FACES); returns the
  * face count, or -1 with err. */
-static int mesh_faces(const prox_mesh *m, double tol, prox_vec3 *n, double *d, double *flat, char *err, size_t errlen)
+static int mesh_faces(const prox_mesh *m, const prox_vec3 *uv, const uint32_t *ui, uint32_t nu, double tol, prox_vec3 *n,
+                      double *d, double *flat, char *err, size_t errlen)
 {
     uint32_t nf = 0;
     uint32_t *first = malloc(sizeof *first * BOXES_MAX_FACES);
@@ -895,10 +932,10 @@ static int mesh_faces(const prox_mesh *m, double tol, prox_vec3 *n, double *d, d
     for (uint32_t g = 0; g < nf; g++) {
         double worst = 0;
         uint32_t wv = 0;
-        for (uint32_t i = 0; i < m->vertex_count; i++) {
-            double s = prox_v3_dot(n[g], m->vertices[i]) - d[g];
+        for (uint32_t i = 0; i < nu; i++) {
+            double s = prox_v3_dot(n[g], uv[i]) - d[g];
             if (s > worst)
-                worst = s, wv = i;
+                worst = s, wv = ui[i];
         }
         if (worst > tol) {
             snprintf(err, errlen,
@@ -913,8 +950,8 @@ static int mesh_faces(const prox_mesh *m, double tol, prox_vec3 *n, double *d, d
     for (uint32_t g = 0; g < nf; g++) {
         n[g] = prox_v3_normalize(sum[g]);
         double dm = -INFINITY;
-        for (uint32_t i = 0; i < m->vertex_count; i++)
-            dm = fmax(dm, prox_v3_dot(n[g], m->vertices[i]));
+        for (uint32_t i = 0; i < nu; i++)
+            dm = fmax(dm, prox_v3_dot(n[g], uv[i]));
         d[g] = dm;
         flat[g] = 0;
     }
@@ -962,10 +999,10 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
         snprintf(err, errlen, "mesh has %u triangles; a closed convex polyhedron needs at least 4", m ? m->triangle_count : 0);
         return -1;
     }
-    if (m->triangle_count > 8 * BOXES_MAX_FACES) {
+    if (m->triangle_count > BOXES_MAX_TRIANGLES) {
         snprintf(err, errlen,
                  "mesh has %u triangles; box hierarchies are for small convex polyhedra (at most %u; use a mesh BVH)",
-                 m->triangle_count, 8 * BOXES_MAX_FACES);
+                 m->triangle_count, BOXES_MAX_TRIANGLES);
         return -1;
     }
     if (prox_mesh_check_arrays(m) != 0) {
@@ -979,22 +1016,51 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
                  m->boundary_edges, m->nonmanifold_edges);
         return -1;
     }
-    const double diag = prox_v3_dist(m->bbox_min, m->bbox_max);
+    /* the vertices the triangles use: the others are no part of the solid
+     * (they must not move its planes, its tolerances or the limits) */
+    uint32_t *ui = malloc(sizeof *ui * m->vertex_count), nu = 0;
+    prox_vec3 *uv = malloc(sizeof *uv * m->vertex_count), lo = prox_v3(0, 0, 0), hi = lo;
+    prox_vec3 *n = NULL;
+    double *d = NULL, *flat = NULL;
+    prox_boxes *b = NULL;
+    if (!ui || !uv) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    memset(ui, 0, sizeof *ui * m->vertex_count);
+    for (uint32_t t = 0; t < m->triangle_count; t++)
+        for (int k = 0; k < 3; k++)
+            ui[m->triangles[t][k]] = 1;
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        if (ui[i]) {
+            lo = nu ? prox_v3_min(lo, m->vertices[i]) : m->vertices[i];
+            hi = nu ? prox_v3_max(hi, m->vertices[i]) : m->vertices[i];
+            ui[nu] = i, uv[nu++] = m->vertices[i]; /* nu <= i: ui[i] is read before it is written */
+        }
+    if (nu > BOXES_MAX_VERTICES) {
+        snprintf(err, errlen,
+                 "mesh's triangles use %u vertices; box hierarchies take at most %u (one closed convex surface of at most "
+                 "%u triangles has no more: more means several surfaces or zero-area triangles, and the build slows "
+                 "quadratically with them); make the mesh one convex surface, or use a mesh BVH",
+                 nu, BOXES_MAX_VERTICES, BOXES_MAX_TRIANGLES);
+        goto fail;
+    }
+    const double diag = prox_v3_dist(lo, hi);
     if (m->misoriented_edges == 0 && fabs(m->volume) <= 1e-12 * diag * diag * diag) {
         snprintf(err, errlen, "mesh encloses no volume (flat); box hierarchies need a solid convex polyhedron");
-        return -1;
+        goto fail;
     }
     if (!m->oriented || !(m->volume > 0)) {
         snprintf(err, errlen,
                  "mesh is not oriented outward (%u misoriented edges, volume %.6g); box hierarchies need outward "
                  "counter-clockwise triangles",
                  m->misoriented_edges, m->volume);
-        return -1;
+        goto fail;
     }
     double tol = df.convex_tol * diag;
-    prox_vec3 *n = malloc(sizeof *n * BOXES_MAX_FACES);
-    double *d = malloc(sizeof *d * BOXES_MAX_FACES), *flat = malloc(sizeof *flat * BOXES_MAX_FACES);
-    prox_boxes *b = calloc(1, sizeof *b);
+    n = malloc(sizeof *n * BOXES_MAX_FACES);
+    d = malloc(sizeof *d * BOXES_MAX_FACES), flat = malloc(sizeof *flat * BOXES_MAX_FACES);
+    b = calloc(1, sizeof *b);
     uint32_t max_nodes = (2u << df.depth) - 1;
     if (b) {
         b->nodes = calloc(max_nodes, sizeof *b->nodes);
@@ -1005,12 +1071,12 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    int nf = mesh_faces(m, tol, n, d, flat, err, errlen);
+    int nf = mesh_faces(m, uv, ui, nu, tol, n, d, flat, err, errlen);
     if (nf < 0)
         goto fail;
     wpiece root;
     double eps = 1e-12 * diag;
-    int rc = wp_make(&root, m->vertices, m->vertex_count, n, d, flat, NULL, (uint32_t)nf, eps);
+    int rc = wp_make(&root, uv, nu, n, d, flat, NULL, (uint32_t)nf, eps);
     if (rc != 0) {
         snprintf(err, errlen, rc == -2 ? "out of memory" : "mesh is degenerate (no convex solid with 4 or more faces)");
         goto fail;
@@ -1056,12 +1122,16 @@ int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes *
     }
     s->memory_bytes = prox_boxes_memory_bytes(b);
     s->build_seconds = 1e-9 * (double)prox_now_ns() - t0;
+    free(ui);
+    free(uv);
     free(n);
     free(d);
     free(flat);
     *out = b;
     return 0;
 fail:
+    free(ui);
+    free(uv);
     free(n);
     free(d);
     free(flat);

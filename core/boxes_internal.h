@@ -44,6 +44,12 @@ enum boxes_piece_flags {
 /* Pieces are limited so that local indices fit 16 bits. */
 #define BOXES_MAX_FACES 4096u
 #define BOXES_MAX_LOCAL 65535u
+/* A mesh takes at most 8 BOXES_MAX_FACES triangles, and one closed surface
+ * of T triangles uses T / 2 + 2 vertices (Euler), so more used vertices
+ * than this mean several surfaces or zero-area triangles. The limit also
+ * bounds the root's vertex merge, quadratic in the vertices (0.3 s at it). */
+#define BOXES_MAX_TRIANGLES (8u * BOXES_MAX_FACES)
+#define BOXES_MAX_VERTICES (BOXES_MAX_TRIANGLES / 2 + 2)
 
 typedef struct boxes_piece {
     uint32_t v0, nv; /* vertices[v0 .. v0 + nv) */

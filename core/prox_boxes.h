@@ -61,13 +61,16 @@ typedef struct prox_boxes_def {
 prox_boxes_def prox_boxes_def_default(void);
 
 /* Build from a closed, outward-oriented convex mesh (copied: the mesh may
- * be freed afterwards). Coplanar triangles are merged into polygon faces
- * (at most 4096 faces: this structure is for small polyhedra; use a mesh
+ * be freed afterwards). Vertices no triangle uses are ignored. Coplanar
+ * triangles are merged into polygon faces (at most 4096 faces, 32768
+ * triangles and 16386 used vertices, as many as one closed surface of
+ * 32768 triangles has: this structure is for small polyhedra; use a mesh
  * BVH for large meshes). Returns 0 and *out, or -1 with a one-line message
  * in err naming what is wrong (not closed, not oriented, not convex: how
  * far which vertex lies outside which triangle's plane, too many faces,
- * degenerate, out of memory). Takes milliseconds for the paper's shapes,
- * so it shows no progress. Non-RT. */
+ * triangles or vertices, with the count and the limit, degenerate, out of
+ * memory). Takes milliseconds for the paper's shapes (0.3 s at 16,000
+ * vertices), so it shows no progress. Non-RT. */
 int prox_boxes_build(const prox_mesh *m, const prox_boxes_def *def, prox_boxes **out, char *err, size_t errlen);
 /* NULL is ignored. Non-RT. */
 void prox_boxes_free(prox_boxes *b);
@@ -126,11 +129,17 @@ int prox_boxes_node_get(const prox_boxes *b, uint32_t node, prox_boxes_node *out
  * half extents h. Solved by a log-barrier interior-point method with damped
  * Newton steps (6 unknowns; the barrier weight grows 10x a round until the
  * duality gap m / t is below 1e-11, so the log volume is within 1e-11 of
- * the optimum). `interior` must lie strictly inside. Writes the centre and
- * the half extents; returns the number of Newton steps, or -1 (interior
- * not strictly inside, m = 0, unbounded, or no progress). Allocates
- * nothing; any thread, but iterative (a few hundred steps): not for the RT
- * loop. */
+ * the optimum). `interior` must lie strictly inside. Where the polytope is
+ * open both ways along a direction no box axis follows (a prism along a
+ * slanted axis, a slab), the largest boxes slide along it without end; the
+ * one returned is the one nearest `interior` along it (centre - interior
+ * is perpendicular to every such direction). Writes the centre and the
+ * half extents; returns the number of Newton steps, or -1 (interior not
+ * strictly inside, m = 0, no largest box: the polytope is open along a
+ * box axis or grows without end, or open one way only, where the largest
+ * boxes lie from some place on to infinity and no centre is preferred; or
+ * no progress). Allocates nothing; any thread, but iterative (a few
+ * hundred steps): not for the RT loop. */
 int prox_boxes_inner_box(const prox_vec3 *n, const double *d, uint32_t m, const prox_mat3 *R, prox_vec3 interior,
                          prox_vec3 *centre, double half[3]);
 

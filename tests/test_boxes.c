@@ -420,6 +420,58 @@ static void test_inner_box_unbounded(void)
           rc, 8 * h[0] * h[1] * h[2]);
 }
 
+/* Polytopes open along a direction no box axis follows: the largest box
+ * has a size but slides along it, and the solver's centre drifted
+ * (-4e-4 and -0.024 off along a prism's axis here, 5e8 elsewhere). The
+ * header promises the largest box nearest `interior` along the open
+ * direction: centre - start perpendicular to the axis.
+ * - a square prism |v . x| <= a, |z| <= a along u = (1, 1, 0)/sqrt 2, v =
+ *   (-1, 1, 0)/sqrt 2, identity frame: by hand, the box's xy rectangle
+ *   needs |v . c| + (hx + hy)/sqrt 2 <= a, so hx = hy = a/sqrt 2, hz = a,
+ *   centre on the axis: c = (s . u) u.
+ * - a 0.5 x 0.3 rectangular prism along (1, 2, 3)/sqrt 14, two frames:
+ *   the volume against the brute force on the prism capped at +-40 along
+ *   its axis (the box spans less than 1.2 along it, so the caps leave the
+ *   largest box as it was).
+ * - the first prism closed at one end only: -1 (documented). */
+static void test_inner_box_slanted(void)
+{
+    const double a = 0.7, r2 = sqrt(0.5);
+    prox_vec3 u = prox_v3(r2, r2, 0), v = prox_v3(-r2, r2, 0), w = prox_v3(0, 0, 1);
+    prox_vec3 n[6] = {v, prox_v3_scale(v, -1), w, prox_v3_scale(w, -1), u, prox_v3_scale(u, -1)};
+    double d[6] = {a, a, a, a, 3, 3}, h[3] = {0, 0, 0};
+    const prox_mat3 I = prox_m3_identity();
+    const prox_vec3 start = prox_v3(0.4, 0.1, 0.2), want = prox_v3_scale(u, prox_v3_dot(start, u));
+    prox_vec3 c = prox_v3(0, 0, 0);
+    int rc = prox_boxes_inner_box(n, d, 4, &I, start, &c, h);
+    CHECK(rc > 0 && fabs(h[0] - a * r2) <= 1e-9 && fabs(h[1] - a * r2) <= 1e-9 && fabs(h[2] - a) <= 1e-9,
+          "(1,1,0) prism: %d, half extents %.12g %.12g %.12g, by hand %.12g %.12g %.12g", rc, h[0], h[1], h[2], a * r2,
+          a * r2, a);
+    CHECK(prox_v3_dist(c, want) <= 1e-9, "(1,1,0) prism: centre (%.12g %.12g %.12g), nearest start on the axis (%.12g %.12g %.12g)",
+          c.x, c.y, c.z, want.x, want.y, want.z);
+    rc = prox_boxes_inner_box(n, d, 5, &I, start, &c, h);
+    CHECK(rc == -1, "(1,1,0) prism closed at one end: %d (centre %g %g %g)", rc, c.x, c.y, c.z);
+    /* a general direction */
+    u = prox_v3_normalize(prox_v3(1, 2, 3));
+    v = prox_v3_normalize(prox_v3_cross(u, prox_v3(1, 0, 0))), w = prox_v3_cross(u, v);
+    const prox_vec3 n2[6] = {v, prox_v3_scale(v, -1), w, prox_v3_scale(w, -1), u, prox_v3_scale(u, -1)};
+    const double d2[6] = {0.5, 0.5, 0.3, 0.3, 40, 40};
+    const prox_mat3 frames[2] = {I, prox_quat_to_m3(prox_quat_axis_angle(prox_v3_normalize(prox_v3(0.3, -1, 0.5)), 0.7))};
+    const prox_vec3 s2 = prox_v3(0.1, -0.05, 0.2);
+    for (int f = 0; f < 2; f++) {
+        rc = prox_boxes_inner_box(n2, d2, 4, &frames[f], s2, &c, h);
+        double vol = 8 * h[0] * h[1] * h[2], ref = brute_inner(n2, d2, 6, &frames[f]), along = prox_v3_dot(prox_v3_sub(c, s2), u);
+        int inside = 1;
+        prox_boxes_box bx = {c, frames[f], {h[0], h[1], h[2]}};
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 4; p++)
+                inside &= prox_v3_dot(n2[p], box_corner(&bx, k)) - d2[p] <= 1e-9;
+        CHECK(rc > 0 && inside && vol >= ref * (1 - 1e-9) && vol <= ref * (1 + 1e-4),
+              "(1,2,3) prism, frame %d: %d, inside %d, volume %.12g, brute force %.12g", f, rc, inside, vol, ref);
+        CHECK(fabs(along) <= 1e-9, "(1,2,3) prism, frame %d: centre %.3g from the start along the axis", f, along);
+    }
+}
+
 /* ---- collide and contacts against the reference ---- */
 
 typedef struct pair_counts {
@@ -993,6 +1045,109 @@ static void test_refusals_more(void)
     prox_mesh_free(dent), prox_mesh_free(cube), prox_mesh_free(torus);
 }
 
+/* Vertices no triangle uses are no part of the solid: a dodecahedron with
+ * 20,000 of them (past the 16,384 vertices once refused as "degenerate"),
+ * first all near its centre (once "degenerate"), then half far outside it
+ * (where they once moved the planes, the tolerance and the convexity
+ * test), builds the same hierarchy as without them, node by node, and
+ * collides as the reference says of the plain dodecahedron. */
+static void test_unused_vertices(void)
+{
+    enum { EXTRA = 20000 };
+    prox_mesh *plain = make_dodecahedron(0.4);
+    prox_boxes *bp = build(plain, 4), *bm = NULL;
+    unsigned long long s = 5;
+    uint32_t nv = plain->vertex_count + EXTRA;
+    prox_vec3 *v = malloc(sizeof *v * nv);
+    memcpy(v, plain->vertices, sizeof *v * plain->vertex_count);
+    for (int far = 0; far < 2 && bp; far++) {
+        for (uint32_t i = plain->vertex_count; i < nv; i++)
+            v[i] = far && i % 2 ? prox_v3_scale(prox_v3_normalize(check_rng_v3(&s, -1, 1)), 5 + i % 7)
+                                : check_rng_v3(&s, -0.05, 0.05);
+        prox_mesh *m = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])plain->triangles, plain->triangle_count);
+        CHECK(m && m->vertex_count == nv && m->closed && m->oriented, "dodecahedron with %u unused vertices", EXTRA);
+        char err[400] = "";
+        prox_boxes_free(bm);
+        bm = NULL;
+        CHECK(m && prox_boxes_build(m, NULL, &bm, err, sizeof err) == 0, "unused vertices (far %d): %s", far, err);
+        prox_mesh_free(m);
+        if (!bm)
+            break;
+        prox_boxes_stats sm, sp;
+        prox_boxes_get_stats(bm, &sm), prox_boxes_get_stats(bp, &sp);
+        CHECK(sm.faces == 12 && sm.vertices == 20 && sm.nodes == sp.nodes && sm.volume == sp.volume,
+              "far %d: %u faces, %u vertices, %u nodes, volume %.15g (plain: %u nodes, %.15g)", far, sm.faces, sm.vertices,
+              sm.nodes, sm.volume, sp.nodes, sp.volume);
+        int differ = 0;
+        for (uint32_t i = 0; i < sm.nodes && i < sp.nodes; i++) {
+            prox_boxes_node a, b;
+            prox_boxes_node_get(bm, i, &a), prox_boxes_node_get(bp, i, &b);
+            differ += memcmp(&a.outer, &b.outer, sizeof a.outer) || memcmp(&a.inner, &b.inner, sizeof a.inner) ||
+                      a.vertex_count != b.vertex_count || a.plane_count != b.plane_count;
+        }
+        CHECK(differ == 0, "far %d: %d nodes differ from the plain dodecahedron's", far, differ);
+    }
+    free(v);
+    int wrong = 0, collide = 0;
+    double size = 2 * mesh_radius(plain);
+    for (int i = 0; i < 300 && bm; i++) {
+        prox_quat qb = check_rng_rotation(&s);
+        prox_xform xa = prox_xform_identity(), xb = prox_xform_from_pose(check_rng_v3(&s, -1.2, 1.2), qb);
+        double sep = sat_separation(plain, &xa, plain, &xb);
+        if (fabs(sep) < 1e-9 * size)
+            continue;
+        prox_result r = run_query(prox_boxes_tree(bm), &xa, prox_boxes_tree(bm), &xb, prox_query_default(PROX_QUERY_COLLIDE));
+        collide += sep <= 0;
+        wrong += (r.value == 1) != (sep <= 0);
+    }
+    CHECK(bm && wrong == 0 && collide > 30 && collide < 270, "unused vertices: %d of 300 poses wrong (%d collide)", wrong, collide);
+    prox_boxes_free(bm), prox_boxes_free(bp);
+    prox_mesh_free(plain);
+}
+
+/* The vertex limit: a closed convex surface within the triangle limit uses
+ * at most 32768 / 2 + 2 = 16386 vertices, so a mesh using more is several
+ * surfaces (here a cube and small tetrahedra beside it) and is refused
+ * with the count, the limit and what to do; at 16384 it passes the limit
+ * and is refused for what it is, not convex. */
+static void test_vertex_limit(void)
+{
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
+    static const uint32_t tet[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+    const uint32_t counts[2] = {4095, 4094}; /* 16388 and 16384 vertices */
+    for (int c = 0; c < 2; c++) {
+        uint32_t k = counts[c], nv = 8 + 4 * k, nt = 12 + 4 * k;
+        prox_vec3 *v = malloc(sizeof *v * nv);
+        uint32_t(*t)[3] = malloc(sizeof *t * nt);
+        memcpy(v, cube->vertices, sizeof *v * 8);
+        memcpy(t, cube->triangles, sizeof *t * 12);
+        for (uint32_t i = 0; i < k; i++) {
+            prox_vec3 o = prox_v3(3 + 0.5 * (i % 64), 0.5 * (i / 64), 0);
+            v[8 + 4 * i] = o, v[9 + 4 * i] = prox_v3_add(o, prox_v3(0.1, 0, 0));
+            v[10 + 4 * i] = prox_v3_add(o, prox_v3(0, 0.1, 0)), v[11 + 4 * i] = prox_v3_add(o, prox_v3(0, 0, 0.1));
+            for (int j = 0; j < 4; j++)
+                for (int q = 0; q < 3; q++)
+                    t[12 + 4 * i + j][q] = 8 + 4 * i + tet[j][q];
+        }
+        prox_mesh *m = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])t, nt);
+        free(v), free(t);
+        char err[400] = "", want[64];
+        prox_boxes *b = (prox_boxes *)1;
+        CHECK(m && m->vertex_count == nv && m->closed && m->oriented && prox_boxes_build(m, NULL, &b, err, sizeof err) == -1 &&
+                  b == NULL,
+              "cube and %u tetrahedra refused", k);
+        snprintf(want, sizeof want, "triangles use %u vertices", nv);
+        if (c == 0)
+            CHECK(strstr(err, want) && strstr(err, "at most 16386") && strstr(err, "one convex surface") &&
+                      strstr(err, "mesh BVH"),
+                  "%u vertices: '%s'", nv, err);
+        else
+            CHECK(strstr(err, "not convex"), "%u vertices (under the limit): '%s'", nv, err);
+        prox_mesh_free(m);
+    }
+    prox_mesh_free(cube);
+}
+
 /* ---- prox collide --boxes ---- */
 
 
@@ -1074,6 +1229,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_build_invariants);
     RUN_TEST(test_inner_box);
     RUN_TEST(test_inner_box_unbounded);
+    RUN_TEST(test_inner_box_slanted);
     RUN_TEST(test_collide_pairs);
     RUN_TEST(test_touching_and_contained);
     RUN_TEST(test_thin_plates);
@@ -1084,6 +1240,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_refusals);
     RUN_TEST(test_zero_area_triangle);
     RUN_TEST(test_refusals_more);
+    RUN_TEST(test_unused_vertices);
+    RUN_TEST(test_vertex_limit);
     RUN_TEST(test_cli);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
