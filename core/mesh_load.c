@@ -22,6 +22,9 @@
  *   (off_strip).
  * - the counts assimp returns, before triangulation, must equal the header's
  *   (its OFF reader skips faces of 0 or more than 9 corners silently).
+ * - formats whose reader fuzz_mesh made hang or fill memory, with no cheap
+ *   check of ours to stop it, are refused by name (refused_formats), and
+ *   a binary glTF's chunk lengths are checked against the file (glb_check).
  * No aiProcess_JoinIdenticalVertices: it merges vertices closer than 1e-5
  * (absolute), which broke knot1 scaled by 1e-4 (3200 vertices became 3182,
  * 2 non-manifold edges). prox_mesh_from_arrays welds exact duplicates only,
@@ -480,6 +483,131 @@ static size_t ply_magic(const char *t, size_t n)
                : SIZE_MAX;
 }
 
+/* Formats whose assimp 5.2.5 reader fuzz_mesh made hang or take
+ * gigabytes on a small malformed file, where no cheap check of ours would
+ * make it safe: refused by name, every suffix assimp gives that reader.
+ * assimp picks the reader by a suffix only one reader claims, whatever the
+ * content. Where several readers claim it (.gltf, .glb) and none of them
+ * takes the file, assimp asks every reader whether the content is its own:
+ * such a file is refused if it holds the token by which one of these
+ * readers would claim it (multi_reader_check). */
+typedef struct refused_format {
+    const char *suffixes; /* blank-separated, lower case, without the dot */
+    const char *name;
+    const char *why;      /* what its reader did */
+    const char *token;    /* lower case, what its reader claims content by
+                             (anywhere in the first 200 bytes, NULs dropped,
+                             any case); NULL: by the name only */
+} refused_format;
+
+static const refused_format refused_formats[] = {
+    {"smd vta", "Valve SMD", "never returned on a 29-byte file with a NUL byte in its node list", NULL},
+    {"nff enff", "NFF", "filled memory until the kernel killed it (24 GB, 104 s) on a file declaring a polygon of 5e14 "
+                        "corners", NULL},
+    {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list", "<collada"},
+};
+
+/* The refused format whose suffix path has, or NULL. */
+static const refused_format *refused_format_of(const char *path)
+{
+    const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+    if (!dot || !dot[1])
+        return NULL;
+    const size_t len = strlen(dot + 1);
+    for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++)
+        for (const char *s = refused_formats[i].suffixes; *s;) {
+            const size_t n = strcspn(s, " ");
+            if (n == len && strncasecmp(s, dot + 1, n) == 0)
+                return &refused_formats[i];
+            s += n + (s[n] == ' ');
+        }
+    return NULL;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A binary glTF's header and chunk lengths against the file (size bytes;
+ * t holds its first n). assimp's glTF readers size their buffers by the
+ * lengths they read, before reading: a 620-byte file whose JSON chunk
+ * claimed 4,294,902,280 bytes took 4.2 GB and 7.9 s (fuzz_mesh), and its
+ * glTF 1 reader does the same with its own header. 0, or -1 with err. */
+static int glb_check(const unsigned char *t, size_t n, unsigned long long size, const char *path, char *err,
+                     size_t errlen)
+{
+    if (n < 4 || memcmp(t, "glTF", 4) != 0) {
+        snprintf(err, errlen, "%s: not a binary glTF file (it does not start with 'glTF')", path);
+        return -1;
+    }
+    if (n < 20) {
+        snprintf(err, errlen, "%s: truncated: %zu bytes, a binary glTF header and its JSON chunk header take 20", path,
+                 n);
+        return -1;
+    }
+    const uint32_t version = le32(t + 4), length = le32(t + 8), json = le32(t + 12);
+    if (version != 2) {
+        snprintf(err, errlen, "%s: binary glTF version %u: only version 2 is read (save the model as glTF 2.0)", path,
+                 version);
+        return -1;
+    }
+    if (memcmp(t + 16, "JSON", 4) != 0) {
+        snprintf(err, errlen, "%s: binary glTF whose first chunk is not its JSON", path);
+        return -1;
+    }
+    if (length > size || json > size - 20) {
+        snprintf(err, errlen,
+                 "%s: the binary glTF header declares %u bytes in all and %u of JSON; the file has %llu "
+                 "(corrupt or truncated)",
+                 path, length, json, size);
+        return -1;
+    }
+    const unsigned long long bin = 20 + ((unsigned long long)json + 3) / 4 * 4; /* where assimp looks for BIN */
+    if (bin < length) {
+        if (bin + 8 > size || bin + 8 > n) {
+            snprintf(err, errlen, "%s: truncated: the binary glTF ends inside its second chunk's header", path);
+            return -1;
+        }
+        const uint32_t body = le32(t + bin);
+        if (body > size - (bin + 8)) {
+            snprintf(err, errlen,
+                     "%s: the binary glTF's second chunk declares %u bytes, %llu are left in the file (corrupt or "
+                     "truncated)",
+                     path, body, size - (bin + 8));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* For a suffix several of assimp's readers claim (.gltf, .glb): a file
+ * none of them takes goes to whichever reader claims its content, so one
+ * that holds a refused reader's token where that reader looks (the first
+ * 200 bytes, NULs dropped, any case; the first 1 KiB is searched) is
+ * refused. 0, or -1 with err. */
+static int multi_reader_check(const char *t, size_t n, const char *path, char *err, size_t errlen)
+{
+    char low[1024];
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < sizeof low; i++)
+        if (t[i])
+            low[k++] = (char)tolower((unsigned char)t[i]);
+    for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++) {
+        const char *tok = refused_formats[i].token;
+        const size_t len = tok ? strlen(tok) : 0;
+        for (size_t j = 0; tok && j + len <= k; j++)
+            if (memcmp(low + j, tok, len) == 0) {
+                snprintf(err, errlen,
+                         "%s: holds '%s' near its start, where assimp would take it for %s if its %s readers "
+                         "refused it, and %s files are not read; convert it to OFF, PLY, STL or OBJ",
+                         path, tok, refused_formats[i].name, strrchr(path, '.') + 1, refused_formats[i].name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* Reads an OFF or PLY header from f (size bytes, from its start) into h;
  * refuses counts the file cannot hold, and text bodies shorter than
  * declared. h->format stays NULL for other files. For OFF, *off_text gets
@@ -490,6 +618,14 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
 {
     memset(h, 0, sizeof *h);
     *off_text = NULL;
+    const refused_format *no = refused_format_of(path);
+    if (no) { /* before the content: assimp would pick the reader by the name */
+        snprintf(err, errlen,
+                 "%s: %s files are not read (assimp's %s reader %s); convert it to OFF, PLY, STL or OBJ (e.g. "
+                 "with MeshLab or Blender)",
+                 path, no->name, no->name, no->why);
+        return -1;
+    }
     size_t cap = MESH_HEAD_MAX;
     char *t = malloc(cap + 2);
     if (!t)
@@ -502,7 +638,6 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
     const int ply = ply_at != SIZE_MAX;
     int off = !ply && ((dot && strcasecmp(dot, ".off") == 0) || off_keyword(t, t + n, &has_dim));
     if (!ply && !off) {
-        free(t);
         /* a .ply without the magic where we look: assimp's PLY reader
          * found one elsewhere ("\0\0\0\1\nply", 52 bytes) and then read
          * on forever (fuzz_mesh). A name assimp does not know goes to
@@ -511,16 +646,25 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
          * PLY text that passes the checks (a 26-byte file made the Quick3D
          * reader ask for 630 GB) */
         if (dot && !strcasecmp(dot, ".ply")) {
+            free(t);
             snprintf(err, errlen, "%s: not a PLY file (it does not start with 'ply')", path);
             return -1;
         }
         if (!dot || !aiIsExtensionSupported(dot)) {
+            free(t);
             snprintf(err, errlen, "%s: %s%s%s is not a format name assimp knows (not OFF or PLY either): name the file by its format "
                                   "(.obj, .stl, .ply, .off, .gltf, ...)",
                      path, dot ? "'" : "no suffix", dot ? dot : "", dot ? "'" : "");
             return -1;
         }
-        return 0;
+        if (!strcasecmp(dot, ".gltf") || !strcasecmp(dot, ".glb")) {
+            if (!strcasecmp(dot, ".glb") && glb_check((const unsigned char *)t, n, (unsigned long long)size, path, err, errlen))
+                rc = -1;
+            else
+                rc = multi_reader_check(t, n, path, err, errlen);
+        }
+        free(t);
+        return rc;
     }
     if (ply && (rc = ply_header(t + ply_at, n - ply_at, whole, h, path, ply_at ? 2 : 1, err, errlen)) == 0) {
         h->body += ply_at;
