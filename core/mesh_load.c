@@ -505,6 +505,7 @@ static const refused_format refused_formats[] = {
     {"nff enff", "NFF", "filled memory until the kernel killed it (24 GB, 104 s) on a file declaring a polygon of 5e14 "
                         "corners", NULL},
     {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list", "<collada"},
+    {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file", "quick3d"},
 };
 
 /* The refused format whose suffix path has, or NULL. */

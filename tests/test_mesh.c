@@ -976,8 +976,11 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * clouds read through assimp pass first. Before the refusal the SMD file
  * below kept the loader busy until this program's alarm, the NFF file
  * filled memory (24 GB, then the kernel's kill), the Collada one took
- * 6.3 GB in 13 s. A .gltf that its readers would refuse goes to the reader
- * that claims its content: one holding Collada's token is refused too. */
+ * 6.3 GB in 13 s, the Quick3D one asked for 180 GB (under ASan; without
+ * it the allocation fails at once, a smaller count would be met). A .gltf
+ * that its readers would refuse goes to the reader that claims its
+ * content: one holding Collada's or Quick3D's token is refused too
+ * (quick3d.gltf went to the Quick3D reader before). */
 static void test_refused_formats(void)
 {
     char dir[] = "/tmp/hapticd-refused-XXXXXX";
@@ -994,6 +997,8 @@ static void test_refused_formats(void)
         "</geometry></library_geometries>\n<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\"><instance_geometry "
         "url=\"#g\"/></node></visual_scene></library_visual_scenes>\n<scene><instance_visual_scene url=\"#s\"/></scene>\n"
         "</COLLADA>\n";
+    static const char q3d[] = "quick3dsz\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\x93\n\n\n\n\n\n\n\x05\x0b\n\n";
+    static const char q3d_json[] = "{\"x\":\"Quick3Ds\"}";
     struct {
         const char *name, *data;
         size_t size;
@@ -1008,6 +1013,9 @@ static void test_refused_formats(void)
         {"amp.xml", dae, sizeof dae - 1, "Collada files are not read"},
         {"amp.mesh.xml", dae, sizeof dae - 1, "Collada files are not read"},
         {"amp.gltf", dae, sizeof dae - 1, "take it for Collada"},
+        {"materials.q3o", q3d, sizeof q3d - 1, "Quick3D files are not read"},
+        {"materials.Q3S", q3d, sizeof q3d - 1, "Quick3D files are not read"},
+        {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "take it for Quick3D"},
     };
     char path[256], err[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
