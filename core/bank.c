@@ -50,6 +50,7 @@ void prox_bank_register_defaults(prox_bank *bank)
 {
     prox_bvh_register(bank);
     prox_ist_register(bank);
+    prox_ist_mesh_register(bank);
     prox_voxel_register(bank);
     prox_boxes_register(bank);
 }

@@ -783,6 +783,18 @@ static void finish_distance(prox_ctx *c, const prox_pairstate *p)
 {
     if (!prox_front_on(p))
         return;
+    const dist_scratch *s = p->scratch;
+    if (!s->fronts) {
+        /* the root never ran: the seed decided the query (its cached pair
+         * overlaps, with stop_on_overlap) and nothing was recorded. Finished
+         * as recorded, that "complete" query made an empty front valid, and
+         * the next query, started from it, pushed nothing: the service's
+         * tool, back beside an open wall after overlapping it, was certified
+         * farther than the margin (no force) at 2 mm. From the roots next
+         * time. */
+        p->cache->front_valid = 0;
+        return;
+    }
     prox_front_finish(c, p);
     if (p->cache->front_base == 0)
         p->cache->front_base = p->cache->front_count;
@@ -800,12 +812,10 @@ static void root_collide(prox_ctx *c, const prox_pairstate *p)
 static void seed_distance(prox_ctx *c, const prox_pairstate *p)
 {
     const prox_bvh *A = p->a->impl, *B = p->b->impl;
+    /* the engine keeps the handler's order in the cache (pair_priv's la,
+     * lb), swapped pair or not: no swap here (an (IST, MESH) pair given as
+     * (MESH, IST) seeded from the wrong triangles with one) */
     uint32_t ta = p->cache->leaf_a, tb = p->cache->leaf_b;
-    if (p->swapped) {
-        uint32_t t = ta;
-        ta = tb;
-        tb = t;
-    }
     if (ta >= A->tri_count || tb >= B->tri_count)
         return;
     prox_vec3 Q[3], pa, pb;
@@ -815,28 +825,32 @@ static void seed_distance(prox_ctx *c, const prox_pairstate *p)
     prox_ctx_offer_distance(c, p, d, pa, pb, ta, tb);
 }
 
+/* The (MESH, MESH) handlers, by kind (none for penetration volume: a mesh
+ * BVH has no volume model). Other modules run them on a mesh BVH of their
+ * own (ist_mesh.c: an inner sphere tree's surface). */
+static const prox_handler mesh_handlers[PROX_QUERY_KIND_COUNT] = {
+    [PROX_QUERY_DISTANCE] = {.name = "mesh-mesh distance (OBB+RSS)",
+                             .expand = expand_distance,
+                             .root = root_distance,
+                             .seed = seed_distance,
+                             .pruned = pruned_distance,
+                             .finish = finish_distance},
+    [PROX_QUERY_TOLERANCE] = {.name = "mesh-mesh tolerance (OBB+RSS)",
+                              .expand = expand_tolerance,
+                              .root = root_distance,
+                              .seed = seed_distance},
+    [PROX_QUERY_COLLIDE] = {.name = "mesh-mesh collide (OBB)", .expand = expand_collide, .root = root_collide},
+    [PROX_QUERY_CONTACTS] = {.name = "mesh-mesh contacts (OBB)", .expand = expand_contacts},
+};
+
+const prox_handler *bvh_mesh_handler(uint32_t kind)
+{
+    return kind < PROX_QUERY_KIND_COUNT && mesh_handlers[kind].expand ? &mesh_handlers[kind] : NULL;
+}
+
 void prox_bvh_register(prox_bank *bank)
 {
-    prox_handler h = {0};
-    h.name = "mesh-mesh distance (OBB+RSS)";
-    h.expand = expand_distance;
-    h.root = root_distance;
-    h.seed = seed_distance;
-    h.pruned = pruned_distance;
-    h.finish = finish_distance;
-    prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_DISTANCE, &h);
-    h.name = "mesh-mesh tolerance (OBB+RSS)";
-    h.expand = expand_tolerance;
-    h.pruned = NULL;
-    h.finish = NULL;
-    prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_TOLERANCE, &h);
-    h.name = "mesh-mesh collide (OBB)";
-    h.expand = expand_collide;
-    h.root = root_collide;
-    h.seed = NULL;
-    prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_COLLIDE, &h);
-    h.name = "mesh-mesh contacts (OBB)";
-    h.expand = expand_contacts;
-    h.root = NULL;
-    prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, PROX_QUERY_CONTACTS, &h);
+    for (uint32_t k = 0; k < PROX_QUERY_KIND_COUNT; k++)
+        if (mesh_handlers[k].expand)
+            prox_bank_set(bank, PROX_TREE_MESH, PROX_TREE_MESH, k, &mesh_handlers[k]);
 }

@@ -181,4 +181,10 @@ static inline double bvh_rss_gap_uv(const double u[3], const double v[3], const 
     return gap / (len * (1.0 + 1e-12)) - (double)ea[2] - (double)eb[2];
 }
 
+/* The (MESH, MESH) handler of a query kind (bvh_handlers.c), or NULL where
+ * there is none (penetration volume); what prox_bvh_register registers.
+ * Cross-type handlers that bring a mesh BVH of their own run its hooks on
+ * a copy of the pair state whose tree is that BVH's (ist_mesh.c). */
+const prox_handler *bvh_mesh_handler(uint32_t kind);
+
 #endif

@@ -270,6 +270,7 @@ void prox_ist_free(prox_ist *t)
     free(t->slab);
     free(t->sflat);
     free(t->vrec);
+    prox_bvh_free(t->mesh_bvh);
     ist_tritree_free(&t->tritree);
     free(t->nodes);
     free(t->spheres);
@@ -1694,5 +1695,7 @@ void prox_ist_get_stats(const prox_ist *t, prox_ist_stats *o)
                       t->tri_count * (2 * sizeof(uint32_t[3]) + sizeof(uint32_t) + sizeof(float[9])) +
                       b * (sizeof(ist_box) + sizeof(float[15])) + sizeof(ist_wnode) * t->tritree.wide_count +
                       sizeof(ist_wleaf) * t->tritree.wleaf_count + IST_TRI_FLAT_BYTES(t->tri_count);
+    o->mesh_bvh_bytes = t->mesh_bvh ? prox_bvh_memory_bytes(t->mesh_bvh) : 0;
+    o->memory_bytes += o->mesh_bvh_bytes;
     o->build_seconds = t->build_seconds;
 }

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "prox_bvh.h"
 #include "prox_ist.h"
 #include "triangle_internal.h"
 
@@ -157,6 +158,10 @@ struct prox_ist {
      * encloses both of its spheres (a node record's sphere for a leaf child) */
     float *lbr;
     ist_vrec *vrec; /* derived, per node: see ist_vrec */
+    /* a mesh BVH of the surface (verts, tris; leaf ids = triangle indices),
+     * for queries against mesh BVHs (ist_mesh.c); NULL until
+     * prox_ist_prepare_mesh builds it (not stored in files) */
+    prox_bvh *mesh_bvh;
 };
 
 /* Float margins grow with the coordinates' size: the distance query's

@@ -45,6 +45,30 @@ int prox_ist_build(const prox_mesh *m, const prox_ist_def *def, prox_ist **out, 
 void prox_ist_free(prox_ist *ist);
 const prox_tree *prox_ist_tree(const prox_ist *ist);
 
+/* Queries against mesh BVHs (PROX_TREE_MESH: open meshes, scanned
+ * surfaces) need a mesh BVH of the tree's own surface: this builds it (the
+ * same triangles, in the same order: leaf ids in those queries are
+ * triangle indices of the IST's mesh). Distance, tolerance, collide and
+ * contacts are then exact against the surfaces, in either argument order
+ * (a closed IST wholly around an open mesh overlaps it); penetration
+ * volume stays undefined against a mesh BVH (PROX_RESULT_NO_HANDLER).
+ * Without it such a query answers nothing certain for the pair: lower
+ * bound 0, incomplete, flagged PROX_RESULT_DEADLINE.
+ * Not built by default: on the bench meshes (default trees) it adds
+ * 136-159% to the tree's memory, 15-21 times a .ist load's time and 7-46%
+ * to a build's (bunny00, 75k triangles: +37 MB over 24 MB, +0.21 s over a
+ * 10.6 ms load). Queries through it cost what (MESH, MESH) queries of the
+ * same surfaces cost (knot1 against elephant-with-holes, 2000 poses: 80.0
+ * and 79.9 us mean, the same answers).
+ * 0 (also when already built), or -1 with a message (out of memory).
+ * Non-RT: allocates. It only adds what queries of other pairs never read;
+ * run it before a query against a mesh BVH can reach this tree, with that
+ * handoff ordered (a lock, or a release/acquire queue as the service's
+ * command ring), and never two at once on one tree. */
+int prox_ist_prepare_mesh(prox_ist *ist, char *err, size_t errlen);
+/* whether prox_ist_prepare_mesh has run on ist. Any thread. */
+int prox_ist_mesh_ready(const prox_ist *ist);
+
 /* .ist cache files: versioned, checksummed (CRC-32 from zlib). */
 int prox_ist_save(const prox_ist *ist, const char *path, char *err, size_t errlen);
 int prox_ist_load(const char *path, prox_ist **out, char *err, size_t errlen);
@@ -54,7 +78,8 @@ typedef struct prox_ist_stats {
     uint32_t thin_spheres; /* of the spheres, added for thin parts by this build (0 for a loaded tree) */
     double voxel_size, mesh_volume, inner_volume, secondary_volume, voxel_volume;
     double surface_gap; /* certified: every surface point is within this of some inner sphere */
-    size_t memory_bytes;
+    size_t memory_bytes; /* including the surface's mesh BVH once prepared (mesh_bvh_bytes) */
+    size_t mesh_bvh_bytes; /* the surface's mesh BVH (prox_ist_prepare_mesh), 0 if none */
     double build_seconds;
 } prox_ist_stats;
 void prox_ist_get_stats(const prox_ist *ist, prox_ist_stats *out);

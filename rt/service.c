@@ -1202,14 +1202,33 @@ static const char *tree_kind(uint32_t type)
 /* The loop measures the tool against every other object with one distance
  * query (then penetration volume where they overlap): a pair the engine
  * has no distance query for would fault every cycle, so it is refused when
- * the scene is built. 1 (and the message) where object `name` (tree type
- * ta) and the tool in slot `tool` are such a pair. */
-static int unmeasurable_locked(rt_service *s, const char *name, uint32_t ta, int tool, char *err, size_t errlen)
+ * the scene is built. 1 (and the message) where object `name` (tree `tree`)
+ * and the tool in slot `tool` are such a pair.
+ * An inner sphere tree beside a mesh BVH (an open mesh) is measured
+ * through a mesh BVH of its surface, built here (off the RT thread, once
+ * a tree, prox_ist_prepare_mesh) only when such a pair forms: scenes
+ * without one pay nothing. The trees are built in place before the command
+ * that pairs them is pushed (the ring's release orders it), and the RT
+ * thread reads the new BVH only in the (IST, MESH) queries that command
+ * starts. 1 with the message where that build fails. */
+static int unmeasurable_locked(rt_service *s, const char *name, const prox_tree *tree, int tool, char *err, size_t errlen)
 {
-    const uint32_t tb = s->objects[tool].obj.tree->type;
+    const prox_tree *tt = s->objects[tool].obj.tree;
+    const uint32_t ta = tree->type, tb = tt->type;
     int swapped;
-    if (prox_bank_find(s->bank, ta, tb, PROX_QUERY_DISTANCE, &swapped))
+    if (prox_bank_find(s->bank, ta, tb, PROX_QUERY_DISTANCE, &swapped)) {
+        const prox_tree *ist = ta == PROX_TREE_IST && tb == PROX_TREE_MESH ? tree
+                               : ta == PROX_TREE_MESH && tb == PROX_TREE_IST ? tt
+                                                                             : NULL;
+        char e2[256];
+        /* the service made the tree (rt_object_load/from_mesh) and owns it */
+        if (ist && prox_ist_prepare_mesh((prox_ist *)ist->impl, e2, sizeof e2) != 0) {
+            snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): %s", name, tree_kind(ta),
+                     s->objects[tool].name, tree_kind(tb), e2);
+            return 1;
+        }
         return 0;
+    }
     snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): the engine has no distance query "
              "for that pair%s",
              name, tree_kind(ta), s->objects[tool].name, tree_kind(tb),
@@ -1240,7 +1259,7 @@ int rt_service_add_object(rt_service *s, const char *name, rt_object *obj, const
         } else {
             const int tool = s->tool_mirror[0] ? find_locked(s, s->tool_mirror) : -1;
             rt_cmd c = {CMD_ADD, (uint32_t)slot, obj->tree, x, {0}, s->next_gen + 1, 0};
-            if ((tool < 0 || !unmeasurable_locked(s, name, obj->tree->type, tool, err, errlen)) &&
+            if ((tool < 0 || !unmeasurable_locked(s, name, obj->tree, tool, err, errlen)) &&
                 push_cmd_locked(s, &c, err, errlen) == 0) {
                 nrt_object *o = &s->objects[slot];
                 snprintf(o->name, sizeof o->name, "%s", name);
@@ -1340,7 +1359,7 @@ int rt_service_set_tool(rt_service *s, const char *name, char *err, size_t errle
         int refused = 0;
         for (uint32_t i = 0; i < s->cfg.max_objects && !refused; i++)
             if ((int)i != slot && s->objects[i].used && !s->objects[i].removing)
-                refused = unmeasurable_locked(s, s->objects[i].name, s->objects[i].obj.tree->type, slot, err, errlen);
+                refused = unmeasurable_locked(s, s->objects[i].name, s->objects[i].obj.tree, slot, err, errlen);
         c.slot = (uint32_t)slot;
         if (!refused && (rc = push_cmd_locked(s, &c, err, errlen)) == 0)
             snprintf(s->tool_mirror, sizeof s->tool_mirror, "%s", name);

@@ -164,52 +164,90 @@ static void test_scene_refusals(void)
     dev_close(dev);
 }
 
+static void free_boxes(void *p) { prox_boxes_free(p); }
+
+/* an object of inner and outer boxes (a convex box), as the service holds
+ * its objects (rt_objects.h has no loader for them); 0 or -1 */
+static int boxes_object(prox_vec3 half, rt_object *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    prox_mesh *m = prox_mesh_make_box(half);
+    prox_boxes_def d = prox_boxes_def_default();
+    prox_boxes *b = NULL;
+    int rc = m ? prox_boxes_build(m, &d, &b, err, errlen) : -1;
+    prox_mesh_free(m);
+    if (rc != 0)
+        return -1;
+    o->tree = prox_boxes_tree(b);
+    o->owner = b;
+    o->free_owner = free_boxes;
+    o->type = PROX_TREE_BOXES;
+    return 0;
+}
+
 /* a scene the loop could not measure is refused while it is built: an
- * object that the engine has no distance query for against the tool (a
- * mesh BVH against an inner sphere tree), whether the object comes after
- * the tool or the tool after it; nothing changes (the scene, the tool),
- * and a voxel map and a BVH tool are measurable and taken */
+ * object that the engine has no distance query for against the tool
+ * (inner and outer boxes against anything but boxes), whether the object
+ * comes after the tool or the tool after it; nothing changes (the scene,
+ * the tool). A mesh BVH (an open mesh) beside an inner sphere tree is
+ * measured (either one the tool), and so is a voxel map beside either. */
 static void test_unmeasurable_refused(void)
 {
     char err[512] = "";
     rt_config cfg = rt_config_default();
     cfg.priority = 0;
-    cfg.max_objects = 4;
+    cfg.max_objects = 5;
     dev_device *dev;
     rt_service *svc = null_service(&cfg, &dev);
     if (!svc)
         return;
     CHECK(add(svc, "ball", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0, "ball: %s", err);
     CHECK(rt_service_set_tool(svc, "ball", err, sizeof err) == 0, "tool ball: %s", err);
-    rt_object slab;
+    rt_object slab, brick;
     const int made = rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.2, 0.2, 0.01)), 0, &slab, err, sizeof err) == 0;
     CHECK(made && slab.type == PROX_TREE_MESH, "a BVH slab: %s", err);
-    if (!made) {
+    const int made_brick = boxes_object(prox_v3(0.05, 0.05, 0.05), &brick, err, sizeof err) == 0;
+    CHECK(made_brick, "a brick of boxes: %s", err);
+    if (!made || !made_brick) {
+        if (made)
+            rt_object_free(&slab);
+        if (made_brick)
+            rt_object_free(&brick);
         rt_service_destroy(svc);
         dev_close(dev);
         return;
     }
-    CHECK(rt_service_add_object(svc, "slab", &slab, NULL, err, sizeof err) == -1 &&
-              strstr(err, "the loop cannot measure 'slab' (a mesh BVH) against the tool 'ball' (an inner sphere tree)") &&
-              strstr(err, "no distance query for that pair") && slab.tree != NULL,
-          "a BVH beside an inner sphere tree tool: '%s' (the object stays the caller's)", err);
+    CHECK(rt_service_add_object(svc, "slab", &slab, NULL, err, sizeof err) == 0 && slab.tree == NULL,
+          "a BVH beside an inner sphere tree tool is taken: '%s'", err);
+    CHECK(rt_service_add_object(svc, "brick", &brick, NULL, err, sizeof err) == -1 &&
+              strstr(err, "the loop cannot measure 'brick' (inner and outer boxes) against the tool 'ball' (an inner sphere tree)") &&
+              strstr(err, "no distance query for that pair") && !strstr(err, "mesh") && brick.tree != NULL,
+          "boxes beside an inner sphere tree tool: '%s' (the object stays the caller's)", err);
     rt_status st;
     rt_service_status(svc, &st);
-    CHECK(st.object_count == 1 && !strcmp(st.tool, "ball"), "the scene unchanged: %u objects, tool '%s'", st.object_count, st.tool);
-    /* the BVH as the tool, then the ball (an inner sphere tree) in the scene: refused the other way round */
-    CHECK(rt_service_remove_object(svc, "ball", err, sizeof err) == 0, "remove ball: %s", err);
-    CHECK(rt_service_add_object(svc, "slab", &slab, NULL, err, sizeof err) == 0, "the slab with no tool: %s", err);
-    if (slab.tree)
-        rt_object_free(&slab);
-    CHECK(add(svc, "ball2", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == 0, "ball2: %s", err);
-    CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == -1 &&
-              strstr(err, "the loop cannot measure 'ball2' (an inner sphere tree) against the tool 'slab' (a mesh BVH)"),
-          "a BVH tool beside an inner sphere tree: '%s'", err);
+    CHECK(st.object_count == 2 && !strcmp(st.tool, "ball"), "ball and slab: %u objects, tool '%s'", st.object_count, st.tool);
+    /* the BVH as the tool beside the sphere tree: taken; the boxes: refused the other way round too */
+    CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == 0, "a BVH tool beside an inner sphere tree: '%s'", err);
+    CHECK(rt_service_add_object(svc, "brick", &brick, NULL, err, sizeof err) == -1 &&
+              strstr(err, "the loop cannot measure 'brick' (inner and outer boxes) against the tool 'slab' (a mesh BVH)") &&
+              strstr(err, "(a mesh that is not closed loads as a mesh BVH)"),
+          "boxes beside a BVH tool: '%s'", err);
+    /* with no tool the boxes are taken; then neither may become the tool beside them, nor they the tool */
+    CHECK(rt_service_remove_object(svc, "slab", err, sizeof err) == 0, "remove slab: %s", err);
+    CHECK(add(svc, "ball2", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.3), err) == 0, "ball2: %s", err);
+    CHECK(rt_service_add_object(svc, "brick", &brick, NULL, err, sizeof err) == 0, "the brick with no tool: %s", err);
+    if (brick.tree)
+        rt_object_free(&brick);
+    CHECK(rt_service_set_tool(svc, "ball2", err, sizeof err) == -1 &&
+              strstr(err, "the loop cannot measure 'brick' (inner and outer boxes) against the tool 'ball2' (an inner sphere tree)"),
+          "a sphere tree tool beside the boxes: '%s'", err);
+    CHECK(rt_service_set_tool(svc, "brick", err, sizeof err) == -1 && strstr(err, "against the tool 'brick' (inner and outer boxes)"),
+          "the boxes as the tool beside sphere trees: '%s'", err);
     rt_service_status(svc, &st);
     CHECK(st.tool[0] == 0, "no tool taken: '%s'", st.tool);
-    CHECK(rt_service_set_tool(svc, "ball2", err, sizeof err) == -1 && strstr(err, "the loop cannot measure 'slab' (a mesh BVH)"),
-          "the sphere tree as the tool beside the BVH: '%s'", err);
-    /* measurable: a voxel map beside either; the BVH tool with the sphere tree gone */
+    /* measurable: a voxel map beside a sphere tree tool */
+    CHECK(rt_service_remove_object(svc, "brick", err, sizeof err) == 0, "remove brick: %s", err);
+    CHECK(rt_service_set_tool(svc, "ball2", err, sizeof err) == 0, "the sphere tree tool: %s", err);
     prox_voxmap_def vd = {0.01, {0, 0, 0}, {8, 8, 8}, 0};
     prox_voxmap *vm = prox_voxmap_create(&vd, err, sizeof err);
     CHECK(vm != NULL, "map: %s", err);
@@ -221,13 +259,9 @@ static void test_unmeasurable_refused(void)
         if (!added)
             rt_object_free(&vo);
     }
-    CHECK(rt_service_remove_object(svc, "ball2", err, sizeof err) == 0, "remove ball2: %s", err);
-    CHECK(rt_service_set_tool(svc, "slab", err, sizeof err) == 0, "the BVH tool beside a voxel map: %s", err);
-    CHECK(add(svc, "ball3", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0.1), err) == -1 &&
-              strstr(err, "'ball3' (an inner sphere tree) against the tool 'slab' (a mesh BVH)"),
-          "a sphere tree beside the BVH tool: '%s'", err);
     rt_service_status(svc, &st);
-    CHECK(st.object_count == 2 && !strcmp(st.tool, "slab"), "slab and map, tool slab: %u objects, tool '%s'", st.object_count, st.tool);
+    CHECK(st.object_count == 3 && !strcmp(st.tool, "ball2"), "ball, ball2 and map, tool ball2: %u objects, tool '%s'", st.object_count,
+          st.tool);
     rt_service_destroy(svc);
     dev_close(dev);
 }
@@ -1284,6 +1318,130 @@ static void test_tool_pose_restarts_proxy(void)
     near_box_close(&nb);
 }
 
+/* the flat open square [-s, s]^2 at z = 0 (n x n squares): a wall, a
+ * scanned surface's stand-in; it loads as a mesh BVH */
+static prox_mesh *open_square(double s, int n)
+{
+    prox_vec3 v[11 * 11];
+    uint32_t t[2 * 10 * 10][3], k = 0;
+    n = n < 1 ? 1 : n > 10 ? 10 : n;
+    for (int j = 0; j <= n; j++)
+        for (int i = 0; i <= n; i++)
+            v[j * (n + 1) + i] = prox_v3(-s + 2 * s * i / n, -s + 2 * s * j / n, 0);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            uint32_t a = (uint32_t)(j * (n + 1) + i), b = a + 1, c = a + (uint32_t)n + 1, d = c + 1;
+            t[k][0] = a, t[k][1] = b, t[k][2] = d, k++;
+            t[k][0] = a, t[k][1] = d, t[k][2] = c, k++;
+        }
+    return prox_mesh_from_arrays(v, (uint32_t)((n + 1) * (n + 1)), (const uint32_t(*)[3])t, k);
+}
+
+/* the least distance between two meshes at poses xa, xb, over every
+ * triangle pair (0 where they meet) */
+static double brute_mesh_distance(const prox_mesh *a, const prox_xform *xa, const prox_mesh *b, const prox_xform *xb)
+{
+    double best = INFINITY;
+    prox_vec3 P[3], Q[3], pp, qq;
+    for (uint32_t i = 0; i < a->triangle_count; i++) {
+        for (int k = 0; k < 3; k++)
+            P[k] = prox_xform_point(xa, a->vertices[a->triangles[i][k]]);
+        for (uint32_t j = 0; j < b->triangle_count; j++) {
+            for (int k = 0; k < 3; k++)
+                Q[k] = prox_xform_point(xb, b->vertices[b->triangles[j][k]]);
+            best = fmin(best, prox_triangle_distance(P, Q, &pp, &qq));
+        }
+    }
+    return best;
+}
+
+/* An inner sphere tree tool (the 2 cm ball at the handle) beside an open
+ * mesh (a wall above it, a mesh BVH) is taken; the loop measures their
+ * distance (the brute force over every triangle pair, within the loop's
+ * relative error and never below), and the margin pushes the tool away
+ * from the wall (the device feels -z). Moved to cut through the ball, the
+ * wall overlaps the tool: no penetration volume is defined against an
+ * open mesh, so every cycle faults with zero force, counted as an
+ * unmeasurable pair; moved back, the push returns. */
+static void test_ist_tool_open_wall(void)
+{
+    char err[512] = "";
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.rate_hz = LOCKSTEP_HZ;
+    cfg.budget_us = 5000;
+    cfg.limits.ramp_s = 0;
+    cfg.limits.max_force_rate_n_per_cycle = 0;
+    dev_device *dev;
+    rt_service *svc = null_service(&cfg, &dev);
+    if (!svc)
+        return;
+    static tel_log log;
+    memset(&log, 0, sizeof log);
+    uint64_t t_ns = 1000000;
+    const double gap = 0.002;
+    prox_xform wall_at = prox_xform_from_pose(prox_v3(0.003, -0.001, 0.02 + gap), prox_quat_identity());
+    rt_object wall;
+    const int made = rt_object_from_mesh(open_square(0.1, 4), RT_IST_SPHERES, &wall, err, sizeof err) == 0;
+    CHECK(made && wall.type == PROX_TREE_MESH, "the wall, a mesh BVH: %s", err);
+    const int ok = made && add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
+                   rt_service_set_tool(svc, "tool", err, sizeof err) == 0 &&
+                   rt_service_add_object(svc, "wall", &wall, &wall_at, err, sizeof err) == 0 &&
+                   rt_service_add_telemetry_listener(svc, on_log, &log) == 0;
+    CHECK(ok, "an inner sphere tree tool beside an open wall is taken: %s", err);
+    if (made && wall.tree)
+        rt_object_free(&wall);
+    if (!ok) {
+        rt_service_destroy(svc);
+        dev_close(dev);
+        return;
+    }
+    prox_mesh *ball = prox_mesh_make_sphere(0.02, 2), *sq = open_square(0.1, 4);
+    const prox_xform at0 = prox_xform_identity();
+    const double want = brute_mesh_distance(ball, &at0, sq, &wall_at);
+    steps(svc, &t_ns, 5);
+    CHECK(log.n == 5, "5 records: %d", log.n);
+    if (log.n >= 1) {
+        const rt_telemetry *t = &log.t[0];
+        CHECK(!(t->flags & (RT_TEL_FAULT | RT_TEL_QUERY_INCOMPLETE)) && (t->flags & RT_TEL_CONTACT),
+              "the first cycle measured, within the margin: flags %#x", t->flags);
+        CHECK(t->distance_m >= want - 1e-12 && t->distance_m <= want * (1 + 1e-3) + 1e-12,
+              "the loop's distance %.12g m, brute force %.12g m", t->distance_m, want);
+    }
+    if (log.n == 5) {
+        /* (the device feels the coupling spring: from the second cycle on,
+         * once the push has moved the proxy) */
+        const rt_telemetry *t = &log.t[4];
+        const double f = prox_v3_len(t->force_n);
+        CHECK(f > 0.01 && t->force_n.z < -0.99 * f && (t->flags & RT_TEL_CONTACT) && !(t->flags & RT_TEL_FAULT),
+              "the margin pushes the tool away from the wall: (%g %g %g) N, flags %#x", t->force_n.x, t->force_n.y, t->force_n.z,
+              t->flags);
+    }
+    /* the wall through the ball */
+    prox_xform cut = wall_at;
+    cut.t.z = 0.01;
+    CHECK(rt_service_set_pose(svc, "wall", &cut, err, sizeof err) == 0, "wall pose: %s", err);
+    steps(svc, &t_ns, 3);
+    int faulted = 0;
+    for (int k = 5; k < log.n; k++)
+        faulted += (log.t[k].flags & RT_TEL_FAULT) && prox_v3_len(log.t[k].force_n) == 0 && prox_v3_len(log.t[k].torque_nm) == 0;
+    CHECK(log.n == 8 && faulted == 3, "overlapping the open wall: %d of %d cycles faulted with zero output", faulted, log.n - 5);
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(st.faults_by_cause[RT_FAULT_UNMEASURABLE] == 3 && st.last_fault_cause == RT_FAULT_UNMEASURABLE &&
+              !strcmp(rt_fault_name(st.last_fault_cause), "unmeasurable_pair"),
+          "counted as an unmeasurable pair: %llu, last '%s'", (unsigned long long)st.faults_by_cause[RT_FAULT_UNMEASURABLE],
+          rt_fault_name(st.last_fault_cause));
+    CHECK(rt_service_set_pose(svc, "wall", &wall_at, err, sizeof err) == 0, "wall back: %s", err);
+    steps(svc, &t_ns, 3);
+    CHECK(log.n == 11 && !(log.t[10].flags & RT_TEL_FAULT) && log.t[10].force_n.z < 0, "the push returns: flags %#x, force z %g",
+          log.n == 11 ? log.t[10].flags : 0u, log.n == 11 ? log.t[10].force_n.z : 0.0);
+    prox_mesh_free(ball);
+    prox_mesh_free(sq);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
 /* A query that settles nothing in its budget next to an object holds the
  * proxy where it was (the last cycle measured something within the
  * margin) for at most 20 cycles; then it moves on as in free space.
@@ -1625,6 +1783,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_loop_with_sim_device);
     RUN_TEST(test_ramp_zero);
     RUN_TEST(test_tool_pose_restarts_proxy);
+    RUN_TEST(test_ist_tool_open_wall);
     RUN_TEST(test_proxy_hold_bounded);
     RUN_TEST(test_record_switch);
     RUN_TEST(test_record_write_error);
