@@ -495,9 +495,10 @@ typedef struct refused_format {
     const char *suffixes; /* blank-separated, lower case, without the dot */
     const char *name;
     const char *why;      /* what its reader did */
-    const char *token;    /* lower case, what its reader claims content by
-                             (anywhere in the first 200 bytes, NULs dropped,
-                             any case); NULL: by the name only */
+    const char *tokens;   /* blank-separated, lower case, what its reader
+                             claims content by (at the start, or anywhere
+                             in the first 200 bytes, NULs dropped, any
+                             case); NULL: by the name only */
 } refused_format;
 
 static const refused_format refused_formats[] = {
@@ -506,6 +507,7 @@ static const refused_format refused_formats[] = {
                         "corners", NULL},
     {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list", "<collada"},
     {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file", "quick3d"},
+    {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte", "lwsc lwmo"},
 };
 
 /* The refused format whose suffix path has, or NULL. */
@@ -594,18 +596,20 @@ static int multi_reader_check(const char *t, size_t n, const char *path, char *e
     for (size_t i = 0; i < n && i < sizeof low; i++)
         if (t[i])
             low[k++] = (char)tolower((unsigned char)t[i]);
-    for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++) {
-        const char *tok = refused_formats[i].token;
-        const size_t len = tok ? strlen(tok) : 0;
-        for (size_t j = 0; tok && j + len <= k; j++)
-            if (memcmp(low + j, tok, len) == 0) {
-                snprintf(err, errlen,
-                         "%s: holds '%s' near its start, where assimp would take it for %s if its %s readers "
-                         "refused it, and %s files are not read; convert it to OFF, PLY, STL or OBJ",
-                         path, tok, refused_formats[i].name, strrchr(path, '.') + 1, refused_formats[i].name);
-                return -1;
-            }
-    }
+    for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++)
+        for (const char *tok = refused_formats[i].tokens; tok && *tok;) {
+            const size_t len = strcspn(tok, " ");
+            for (size_t j = 0; j + len <= k; j++)
+                if (memcmp(low + j, tok, len) == 0) {
+                    snprintf(err, errlen,
+                             "%s: holds '%.*s' near its start, where assimp would take it for %s if its %s readers "
+                             "refused it, and %s files are not read; convert it to OFF, PLY, STL or OBJ",
+                             path, (int)len, tok, refused_formats[i].name, strrchr(path, '.') + 1,
+                             refused_formats[i].name);
+                    return -1;
+                }
+            tok += len + (tok[len] == ' ');
+        }
     return 0;
 }
 

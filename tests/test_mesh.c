@@ -980,7 +980,8 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * it the allocation fails at once, a smaller count would be met). A .gltf
  * that its readers would refuse goes to the reader that claims its
  * content: one holding Collada's or Quick3D's token is refused too
- * (quick3d.gltf went to the Quick3D reader before). */
+ * (quick3d.gltf went to the Quick3D reader before, lwsc.gltf to the
+ * LightWave scene reader). nul.lws crashed the program (SIGSEGV). */
 static void test_refused_formats(void)
 {
     char dir[] = "/tmp/hapticd-refused-XXXXXX";
@@ -999,6 +1000,7 @@ static void test_refused_formats(void)
         "</COLLADA>\n";
     static const char q3d[] = "quick3dsz\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\x93\n\n\n\n\n\n\n\x05\x0b\n\n";
     static const char q3d_json[] = "{\"x\":\"Quick3Ds\"}";
+    static const char lws[] = "\0\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n", lwsc[] = "LWSC\n3\n\n";
     struct {
         const char *name, *data;
         size_t size;
@@ -1016,6 +1018,9 @@ static void test_refused_formats(void)
         {"materials.q3o", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"materials.Q3S", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "take it for Quick3D"},
+        {"nul.lws", lws, sizeof lws - 1, "LightWave scene files are not read"},
+        {"nul.MOT", lws, sizeof lws - 1, "LightWave scene files are not read"},
+        {"lwsc.gltf", lwsc, sizeof lwsc - 1, "take it for LightWave scene"},
     };
     char path[256], err[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
