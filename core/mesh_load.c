@@ -490,15 +490,16 @@ static size_t ply_magic(const char *t, size_t n)
  * content. Where several readers claim it (.gltf, .glb) and none of them
  * takes the file, assimp asks every reader whether the content is its own:
  * such a file is refused if it holds the token by which one of these
- * readers would claim it (multi_reader_check). */
+ * readers would claim it, where it would look (multi_reader_check). */
 typedef struct refused_format {
     const char *suffixes; /* blank-separated, lower case, without the dot */
     const char *name;
     const char *why;      /* what its reader did */
     const char *tokens;   /* blank-separated, lower case, what its reader
-                             claims content by (at the start, or anywhere
-                             in the first 200 bytes, NULs dropped, any
-                             case); NULL: by the name only */
+                             claims content by: anywhere in the first 200
+                             bytes, NULs dropped, any case; with '^', a
+                             magic number at the start (either byte order);
+                             NULL: by the name only */
 } refused_format;
 
 static const refused_format refused_formats[] = {
@@ -507,7 +508,7 @@ static const refused_format refused_formats[] = {
                         "corners", NULL},
     {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list", "<collada"},
     {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file", "quick3d"},
-    {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte", "lwsc lwmo"},
+    {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte", "^lwsc ^lwmo"},
 };
 
 /* The refused format whose suffix path has, or NULL. */
@@ -586,29 +587,43 @@ static int glb_check(const unsigned char *t, size_t n, unsigned long long size, 
 
 /* For a suffix several of assimp's readers claim (.gltf, .glb): a file
  * none of them takes goes to whichever reader claims its content, so one
- * that holds a refused reader's token where that reader looks (the first
- * 200 bytes, NULs dropped, any case; the first 1 KiB is searched) is
- * refused. 0, or -1 with err. */
+ * that holds a refused reader's token where that reader looks for it is
+ * refused (tokens in refused_format). Only where assimp looks: a glTF's
+ * base64 buffer would hold 'lwmo' somewhere in a few thousand files. 0, or
+ * -1 with err. */
 static int multi_reader_check(const char *t, size_t n, const char *path, char *err, size_t errlen)
 {
-    char low[1024];
+    char low[200];
     size_t k = 0;
     for (size_t i = 0; i < n && i < sizeof low; i++)
         if (t[i])
             low[k++] = (char)tolower((unsigned char)t[i]);
     for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++)
         for (const char *tok = refused_formats[i].tokens; tok && *tok;) {
-            const size_t len = strcspn(tok, " ");
-            for (size_t j = 0; j + len <= k; j++)
-                if (memcmp(low + j, tok, len) == 0) {
-                    snprintf(err, errlen,
-                             "%s: holds '%.*s' near its start, where assimp would take it for %s if its %s readers "
-                             "refused it, and %s files are not read; convert it to OFF, PLY, STL or OBJ",
-                             path, (int)len, tok, refused_formats[i].name, strrchr(path, '.') + 1,
-                             refused_formats[i].name);
-                    return -1;
+            const int magic = *tok == '^';
+            const char *w = tok + magic;
+            const size_t len = strcspn(w, " ");
+            int found = 0;
+            if (magic && n >= len) {
+                int same = 1, swapped = 1;
+                for (size_t j = 0; j < len; j++) {
+                    same &= tolower((unsigned char)t[j]) == w[j];
+                    swapped &= tolower((unsigned char)t[j]) == w[len - 1 - j];
                 }
-            tok += len + (tok[len] == ' ');
+                found = same || swapped;
+            } else if (!magic) {
+                for (size_t j = 0; j + len <= k && !found; j++)
+                    found = memcmp(low + j, w, len) == 0;
+            }
+            if (found) {
+                snprintf(err, errlen,
+                         "%s: holds '%.*s' %s, where assimp would take it for %s if its %s readers refused it, and %s "
+                         "files are not read; convert it to OFF, PLY, STL or OBJ",
+                         path, (int)len, w, magic ? "at its start" : "in its first 200 bytes", refused_formats[i].name,
+                         strrchr(path, '.') + 1, refused_formats[i].name);
+                return -1;
+            }
+            tok = w + len + (w[len] == ' ');
         }
     return 0;
 }
