@@ -212,7 +212,7 @@ typedef enum rt_fault_cause {
     RT_FAULT_QUERY,        /* the query failed or answered a value that is not finite */
     RT_FAULT_UNMEASURABLE, /* the tool and an object form a pair the engine has no query for (distance,
                               or penetration volume once they overlap: a mesh BVH or a voxel map against
-                              a mesh BVH or a voxel map) */
+                              a mesh BVH or a voxel map, an inner sphere tree against a mesh BVH) */
     RT_FAULT_PROXY,        /* the proxy was flung off (farther than RT_PROXY_MAX_SEPARATION_M from the
                               handle) or is not finite: a volume stiffness too high */
     RT_FAULT_OUTPUT,       /* the force or torque to send is not finite */

@@ -256,7 +256,7 @@ static void test_malformed(void)
     expect_fail("/nonsense", msg("i", 1), "unknown address");
     expect_fail("/load", msg("ss", "x", "/nonexistent/mesh.obj"), "mesh.obj");
     expect_fail("/load", msg("ss", "tool", box_path), "an object named 'tool' exists; remove it first");
-    /* a mesh that is not closed (a BVH) beside the tool, an inner sphere tree: the loop could not measure it */
+    /* a mesh that is not closed (a BVH) beside the tool, an inner sphere tree: measured, taken (then removed) */
     char plane[96];
     snprintf(plane, sizeof plane, "%.60s.plane.off", box_path);
     FILE *pf = fopen(plane, "w");
@@ -265,9 +265,14 @@ static void test_malformed(void)
         fclose(pf);
     }
     const double objects = status_value("objects");
-    expect_fail("/load", msg("ss", "plane", plane), "the loop cannot measure 'plane' (a mesh BVH) against the tool 'tool'");
+    send_msg("/load", msg("ss", "plane", plane));
+    reply pr;
+    CHECK(recv_msg("/done", &pr, 20000) == 0 && !strcmp(pr.s0, "/load"), "the plane beside the sphere tree tool: /done");
     unlink(plane);
-    CHECK(status_value("objects") == objects, "the plane not taken: %g objects, %g before", status_value("objects"), objects);
+    CHECK(status_value("objects") == objects + 1, "the plane taken: %g objects, %g before", status_value("objects"), objects);
+    send_msg("/remove", msg("s", "plane"));
+    CHECK(recv_msg("/done", &pr, 2000) == 0 && !strcmp(pr.s0, "/remove"), "the plane removed: /done");
+    CHECK(status_value("objects") == objects, "the plane gone: %g objects, %g before", status_value("objects"), objects);
     expect_fail("/load", msg("ss", "a-name-that-is-far-too-long-for-the-scene", box_path), "characters");
     expect_fail("/load", msg("ssi", "x", box_path, 0), "sphere count is a whole number from 1 to 1000000");
     expect_fail("/load", msg("ssf", "x", box_path, 100.5), "whole number");
