@@ -1413,6 +1413,80 @@ static void test_cli_args(void)
     remove(pa), remove(pp), remove(ist), rmdir(dir);
 }
 
+/* prox with an inner sphere tree (.ist) and an open mesh (a BVH): the
+ * pair is measured against the tree's surface (the tool prepares its mesh
+ * BVH); without that every answer was incomplete ("inf 0 inf 0"). A cube
+ * of side 1 about the origin and a plane of side 4 (two triangles) above
+ * it: a level plane at height 0.5 + g is g away, one tilted by th about x
+ * through (0, 0, 0.5 + g) is g cos th - 0.5 sin th away, one at 0.4 cuts
+ * the cube (distance 0, collide 1); B the cube under a level plane A at
+ * height h: h - 0.5. */
+static void test_cli_ist_open_mesh(void)
+{
+    char dir[] = "/tmp/prox-istmesh-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    char pc[256], pi[256], pl[256], pp[256], cmd[2048], err[512], out[16][256];
+    snprintf(pc, sizeof pc, "%s/cube.obj", dir);
+    snprintf(pi, sizeof pi, "%s/cube.ist", dir);
+    snprintf(pl, sizeof pl, "%s/plane.off", dir);
+    snprintf(pp, sizeof pp, "%s/poses.txt", dir);
+    prox_mesh *cube = prox_mesh_make_box(prox_v3(0.5, 0.5, 0.5));
+    check_write_obj(pc, cube);
+    prox_mesh_free(cube);
+    FILE *f = fopen(pl, "w");
+    if (f) {
+        fputs("OFF\n4 2 0\n-2 -2 0\n2 -2 0\n2 2 0\n-2 2 0\n3 0 1 2\n3 0 2 3\n", f);
+        fclose(f);
+    }
+    const double th = 0.2, g[3] = {0.5, 0.2, 0.01};
+    f = fopen(pp, "w");
+    if (f) {
+        for (int i = 0; i < 3; i++)
+            fprintf(f, "0 0 %.17g 1 0 0 0\n", 0.5 + g[i]);
+        fprintf(f, "0 0 %.17g %.17g %.17g 0 0\n", 0.5 + g[0], cos(th / 2), sin(th / 2));
+        fputs("0 0 0.4 1 0 0 0\n", f);
+        fclose(f);
+    }
+    const double want[5] = {g[0], g[1], g[2], g[0] * cos(th) - 0.5 * sin(th), 0};
+    snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 200 > /dev/null 2>&1", prox_bin, pc, pi);
+    CHECK(system(cmd) == 0, "prox build the cube");
+    int n = 0;
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pi, pl, pp);
+    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 5, "distance: %d lines, %s", n, err);
+    for (int i = 0; i < n && i < 5; i++) {
+        double v = NAN, lo = NAN, up = NAN;
+        int c = 0;
+        CHECK(sscanf(out[i], "%lf %lf %lf %d", &v, &lo, &up, &c) == 4 && fabs(v - want[i]) <= 1e-12 && lo <= v && c == 1,
+              "pose %d: '%s', want %.17g", i, out[i], want[i]);
+    }
+    snprintf(cmd, sizeof cmd, "%s collide %s %s %s", prox_bin, pi, pl, pp);
+    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 5, "collide: %d lines, %s", n, err);
+    for (int i = 0; i < n && i < 5; i++) {
+        double v = NAN;
+        int c = 0;
+        CHECK(sscanf(out[i], "%lf %*f %*f %d", &v, &c) == 2 && v == (i == 4) && c == 1, "collide pose %d: '%s'", i, out[i]);
+    }
+    /* the other order: the plane A, the cube B moved up by h */
+    f = fopen(pp, "w");
+    if (f) {
+        fputs("0 0 1.5 1 0 0 0\n0 0 0.75 1 0 0 0\n", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pl, pi, pp);
+    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 2, "distance, plane first: %d lines, %s", n, err);
+    for (int i = 0; i < n && i < 2; i++) {
+        double v = NAN;
+        int c = 0;
+        CHECK(sscanf(out[i], "%lf %*f %*f %d", &v, &c) == 2 && fabs(v - (i ? 0.25 : 1.0)) <= 1e-12 && c == 1, "plane first, pose %d: '%s'",
+              i, out[i]);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -1439,6 +1513,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_bad_input);
     RUN_TEST(test_cli);
     RUN_TEST(test_cli_args);
+    RUN_TEST(test_cli_ist_open_mesh);
     prox_engine_destroy(engine);
     prox_bank_destroy(bank);
     return check_summary(argv[0]);

@@ -264,9 +264,11 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         free(poses);
         return 1;
     }
-    if (cli_geom_load(qa.b, &go, &B, err, sizeof err)) {
+    if (cli_geom_load(qa.b, &go, &B, err, sizeof err) || cli_geom_pair(&A, &B, err, sizeof err)) {
         fprintf(stderr, "prox: %s\n", err);
         cli_geom_free(&A);
+        if (B.tree)
+            cli_geom_free(&B);
         free(poses);
         return 1;
     }
