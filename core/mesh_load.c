@@ -36,6 +36,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,32 +484,30 @@ static size_t ply_magic(const char *t, size_t n)
                : SIZE_MAX;
 }
 
-/* Formats whose assimp 5.2.5 reader fuzz_mesh made hang or take
+/* Formats whose assimp 5.2.5 reader fuzz_mesh made hang, crash or take
  * gigabytes on a small malformed file, where no cheap check of ours would
  * make it safe: refused by name, every suffix assimp gives that reader.
  * assimp picks the reader by a suffix only one reader claims, whatever the
- * content. Where several readers claim it (.gltf, .glb) and none of them
- * takes the file, assimp asks every reader whether the content is its own:
- * such a file is refused if it holds the token by which one of these
- * readers would claim it, where it would look (multi_reader_check). */
+ * content. Where several readers claim it and none of them takes the
+ * file, assimp asks every reader whether the content is its own (Collada
+ * and Quick3D's readers by a word in the first 200 bytes, LWS's by its
+ * magic number, FBX's by 'fbx' anywhere there): .xml is refused with
+ * Collada, and a .gltf or .glb must be glTF 2 that assimp's glTF 2 reader
+ * takes (glb_check, gltf_json_check). */
 typedef struct refused_format {
     const char *suffixes; /* blank-separated, lower case, without the dot */
     const char *name;
     const char *why;      /* what its reader did */
-    const char *tokens;   /* blank-separated, lower case, what its reader
-                             claims content by: anywhere in the first 200
-                             bytes, NULs dropped, any case; with '^', a
-                             magic number at the start (either byte order);
-                             NULL: by the name only */
 } refused_format;
 
 static const refused_format refused_formats[] = {
-    {"smd vta", "Valve SMD", "never returned on a 29-byte file with a NUL byte in its node list", NULL},
+    {"smd vta", "Valve SMD", "never returned on a 29-byte file with a NUL byte in its node list"},
     {"nff enff", "NFF", "filled memory until the kernel killed it (24 GB, 104 s) on a file declaring a polygon of 5e14 "
-                        "corners", NULL},
-    {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list", "<collada"},
-    {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file", "quick3d"},
-    {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte", "^lwsc ^lwmo"},
+                        "corners"},
+    {"dae zae xml", "Collada", "took 6.3 GB in 13 s on a 950-byte cube with one '&' in its index list"},
+    {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file"},
+    {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte"},
+    {"fbx", "FBX", "overflowed its stack (SIGSEGV) on a 354-byte ASCII file whose model is connected to itself"},
 };
 
 /* The refused format whose suffix path has, or NULL. */
@@ -568,9 +567,13 @@ static int glb_check(const unsigned char *t, size_t n, unsigned long long size, 
         return -1;
     }
     const unsigned long long bin = 20 + ((unsigned long long)json + 3) / 4 * 4; /* where assimp looks for BIN */
-    if (bin < length) {
-        if (bin + 8 > size || bin + 8 > n) {
+    if (bin < length) { /* a second chunk, which must be BIN (else its glTF 2 reader declines the file) */
+        if (bin + 8 > length || bin + 8 > n) {
             snprintf(err, errlen, "%s: truncated: the binary glTF ends inside its second chunk's header", path);
+            return -1;
+        }
+        if (memcmp(t + bin + 4, "BIN", 4) != 0) {
+            snprintf(err, errlen, "%s: binary glTF whose second chunk is not BIN", path);
             return -1;
         }
         const uint32_t body = le32(t + bin);
@@ -585,46 +588,233 @@ static int glb_check(const unsigned char *t, size_t n, unsigned long long size, 
     return 0;
 }
 
-/* For a suffix several of assimp's readers claim (.gltf, .glb): a file
- * none of them takes goes to whichever reader claims its content, so one
- * that holds a refused reader's token where that reader looks for it is
- * refused (tokens in refused_format). Only where assimp looks: a glTF's
- * base64 buffer would hold 'lwmo' somewhere in a few thousand files. 0, or
- * -1 with err. */
-static int multi_reader_check(const char *t, size_t n, const char *path, char *err, size_t errlen)
+/* A JSON text as assimp's glTF readers parse it (rapidjson, default
+ * flags), checked no more loosely: one value, then only white space up to
+ * the end or a NUL byte (rapidjson stops there); strings without control
+ * characters, with known escapes and paired surrogates; numbers in JSON's
+ * grammar, at most 64 characters, finite, exponents within 308 (rapidjson
+ * refuses an overflow); nesting at most JSON_MAX_DEPTH (rapidjson
+ * recurses). asset.version, a string, is found on the way. */
+enum { JSON_MAX_DEPTH = 64 };
+typedef struct json_scan {
+    const char *p, *start, *end;
+    const char *why;              /* the first fault, or NULL */
+    const char *version;          /* asset.version (the first "asset", its first "version"), or NULL */
+    size_t version_len;
+    int asset_seen, bad_member;   /* bad_member: asset.version not a string, or asset.profile not an object */
+} json_scan;
+
+static void json_ws(json_scan *s)
 {
-    char low[200];
-    size_t k = 0;
-    for (size_t i = 0; i < n && i < sizeof low; i++)
-        if (t[i])
-            low[k++] = (char)tolower((unsigned char)t[i]);
-    for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++)
-        for (const char *tok = refused_formats[i].tokens; tok && *tok;) {
-            const int magic = *tok == '^';
-            const char *w = tok + magic;
-            const size_t len = strcspn(w, " ");
-            int found = 0;
-            if (magic && n >= len) {
-                int same = 1, swapped = 1;
-                for (size_t j = 0; j < len; j++) {
-                    same &= tolower((unsigned char)t[j]) == w[j];
-                    swapped &= tolower((unsigned char)t[j]) == w[len - 1 - j];
-                }
-                found = same || swapped;
-            } else if (!magic) {
-                for (size_t j = 0; j + len <= k && !found; j++)
-                    found = memcmp(low + j, w, len) == 0;
-            }
-            if (found) {
-                snprintf(err, errlen,
-                         "%s: holds '%.*s' %s, where assimp would take it for %s if its %s readers refused it, and %s "
-                         "files are not read; convert it to OFF, PLY, STL or OBJ",
-                         path, (int)len, w, magic ? "at its start" : "in its first 200 bytes", refused_formats[i].name,
-                         strrchr(path, '.') + 1, refused_formats[i].name);
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static int json_fail(json_scan *s, const char *why)
+{
+    if (!s->why)
+        s->why = why;
+    return -1;
+}
+
+static int json_hex4(json_scan *s, unsigned *cp)
+{
+    *cp = 0;
+    for (int i = 0; i < 4; i++, s->p++) {
+        if (s->p >= s->end || !isxdigit((unsigned char)*s->p))
+            return json_fail(s, "a \\u escape without four hex digits");
+        const int c = tolower((unsigned char)*s->p);
+        *cp = *cp * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+    }
+    return 0;
+}
+
+/* at the opening quote; *b and *len: the raw text between the quotes */
+static int json_string(json_scan *s, const char **b, size_t *len)
+{
+    *b = ++s->p;
+    while (s->p < s->end && *s->p != '"') {
+        const unsigned char c = (unsigned char)*s->p++;
+        if (c < 0x20)
+            return json_fail(s, "a control character in a string");
+        if (c != '\\')
+            continue;
+        if (s->p >= s->end)
+            break;
+        const char e = *s->p++;
+        unsigned cp, low;
+        if (e == 'u') {
+            if (json_hex4(s, &cp))
                 return -1;
-            }
-            tok = w + len + (w[len] == ' ');
+            if (cp >= 0xdc00 && cp <= 0xdfff)
+                return json_fail(s, "a lone low surrogate");
+            if (cp >= 0xd800 && cp <= 0xdbff &&
+                (s->end - s->p < 2 || s->p[0] != '\\' || s->p[1] != 'u' || (s->p += 2, json_hex4(s, &low)) ||
+                 low < 0xdc00 || low > 0xdfff))
+                return json_fail(s, "a high surrogate without its low one");
+        } else if (!memchr("\"\\/bfnrt", e, 8)) {
+            return json_fail(s, "an unknown escape in a string");
         }
+    }
+    if (s->p >= s->end)
+        return json_fail(s, "a string without its closing quote");
+    *len = (size_t)(s->p++ - *b);
+    return 0;
+}
+
+static int json_number(json_scan *s)
+{
+    const char *b = s->p;
+    const char *p = b + (b < s->end && *b == '-');
+    const char *digits = p;
+    while (p < s->end && isdigit((unsigned char)*p))
+        p++;
+    if (p == digits || (*digits == '0' && p - digits > 1))
+        return json_fail(s, "a malformed number");
+    if (p < s->end && *p == '.') {
+        const char *f = ++p;
+        while (p < s->end && isdigit((unsigned char)*p))
+            p++;
+        if (p == f)
+            return json_fail(s, "a malformed number");
+    }
+    long exp10 = 0;
+    if (p < s->end && (*p == 'e' || *p == 'E')) {
+        p += p + 1 < s->end && (p[1] == '+' || p[1] == '-') ? 2 : 1;
+        const char *e = p;
+        for (; p < s->end && isdigit((unsigned char)*p); p++)
+            exp10 = exp10 < 100000 ? exp10 * 10 + (*p - '0') : exp10;
+        if (p == e)
+            return json_fail(s, "a malformed number");
+    }
+    char buf[65];
+    if (p - b > 64 || exp10 > 308)
+        return json_fail(s, "a number longer than 64 characters or with an exponent past 308");
+    memcpy(buf, b, (size_t)(p - b));
+    buf[p - b] = 0;
+    if (!isfinite(strtod(buf, NULL)))
+        return json_fail(s, "a number too large for a double");
+    s->p = p;
+    return 0;
+}
+
+/* one value at s->p; depth: the enclosing arrays and objects; in_asset:
+ * the value is the first top-level "asset" */
+static int json_value(json_scan *s, int depth, int in_asset)
+{
+    json_ws(s);
+    if (s->p >= s->end)
+        return json_fail(s, "the text ends where a value should be");
+    const char c = *s->p;
+    if (c == '"') {
+        const char *b;
+        size_t len;
+        return json_string(s, &b, &len);
+    }
+    if (c == '-' || isdigit((unsigned char)c))
+        return json_number(s);
+    static const char *const words[3] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        const size_t len = strlen(words[i]);
+        if ((size_t)(s->end - s->p) >= len && memcmp(s->p, words[i], len) == 0) {
+            s->p += len;
+            return 0;
+        }
+    }
+    if (c != '{' && c != '[')
+        return json_fail(s, "a character that starts no value");
+    if (depth + 1 > JSON_MAX_DEPTH)
+        return json_fail(s, "arrays and objects nested deeper than 64");
+    const char close = c == '{' ? '}' : ']';
+    s->p++;
+    json_ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return 0;
+    }
+    int version_seen = 0;
+    for (;;) {
+        int member = 0; /* of this object: 1 the first top-level "asset", 2 asset's "version", 3 asset's "profile" */
+        if (close == '}') {
+            json_ws(s);
+            const char *key;
+            size_t len;
+            if (s->p >= s->end || *s->p != '"' || json_string(s, &key, &len))
+                return json_fail(s, "an object member without a quoted name");
+            if (depth == 0 && !s->asset_seen && len == 5 && memcmp(key, "asset", 5) == 0)
+                member = 1, s->asset_seen = 1;
+            else if (in_asset && !version_seen && len == 7 && memcmp(key, "version", 7) == 0)
+                member = 2, version_seen = 1;
+            else if (in_asset && len == 7 && memcmp(key, "profile", 7) == 0)
+                member = 3;
+            json_ws(s);
+            if (s->p >= s->end || *s->p != ':')
+                return json_fail(s, "an object member without ':' after its name");
+            s->p++;
+        }
+        json_ws(s);
+        const char *v = s->p;
+        if (json_value(s, depth + 1, member == 1))
+            return -1;
+        if (member == 1 && *v != '{')
+            s->bad_member = 1; /* assimp then finds no asset, so no version */
+        if (member == 2 && *v != '"')
+            s->bad_member = 1;
+        else if (member == 2)
+            s->version = v + 1, s->version_len = (size_t)(s->p - v - 2);
+        if (member == 3 && *v != '{')
+            s->bad_member = 1;
+        json_ws(s);
+        if (s->p < s->end && *s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (s->p < s->end && *s->p == close) {
+            s->p++;
+            return 0;
+        }
+        return json_fail(s, close == '}' ? "an object member followed by neither ',' nor '}'"
+                                         : "an array item followed by neither ',' nor ']'");
+    }
+}
+
+/* glTF JSON (a .gltf whole, or a .glb's JSON chunk) that assimp's glTF 2
+ * reader will claim: where its readers decline a .gltf or .glb, assimp
+ * hands the file to whichever reader claims its content, and the FBX
+ * reader claims any holding 'fbx' in its first 200 bytes (its file with a
+ * model connected to itself, named .gltf, crashed prox info). So: JSON as
+ * strict as theirs, an object, whose asset.version is a string starting
+ * '2' (glTF 1 files are refused: its reader is tried first and declines a
+ * 2.x file). 0, or -1 with err. */
+static int gltf_json_check(const char *t, size_t n, const char *path, char *err, size_t errlen)
+{
+    json_scan s = {t, t, t + n, NULL, NULL, 0, 0, 0};
+    json_ws(&s);
+    if (s.p >= s.end || *s.p != '{')
+        json_fail(&s, "it does not start with '{'");
+    else if (json_value(&s, 0, 0) == 0) {
+        json_ws(&s);
+        if (s.p < s.end && *s.p)
+            json_fail(&s, "more text after the JSON object");
+    }
+    if (s.why) {
+        snprintf(err, errlen, "%s: not glTF JSON (%s, byte %zu); assimp would hand it to whichever of its readers claims "
+                              "the content",
+                 path, s.why, (size_t)(s.p - s.start));
+        return -1;
+    }
+    if (s.bad_member) {
+        snprintf(err, errlen, "%s: a glTF asset block assimp's glTF 2 reader declines (asset not an object, its version "
+                              "not a string or its profile not an object)",
+                 path);
+        return -1;
+    }
+    if (!s.version || s.version_len == 0 || s.version[0] != '2') {
+        snprintf(err, errlen, "%s: glTF version %s%.*s%s: only glTF 2.x is read (asset.version; save the model as glTF 2.0)",
+                 path, s.version ? "'" : "", s.version ? (int)(s.version_len < 16 ? s.version_len : 16) : 7,
+                 s.version ? s.version : "missing", s.version ? "'" : "");
+        return -1;
+    }
     return 0;
 }
 
@@ -677,11 +867,27 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
                      path, dot ? "'" : "no suffix", dot ? dot : "", dot ? "'" : "");
             return -1;
         }
-        if (!strcasecmp(dot, ".gltf") || !strcasecmp(dot, ".glb")) {
-            if (!strcasecmp(dot, ".glb") && glb_check((const unsigned char *)t, n, (unsigned long long)size, path, err, errlen))
-                rc = -1;
-            else
-                rc = multi_reader_check(t, n, path, err, errlen);
+        const int glb = !strcasecmp(dot, ".glb");
+        if (glb || !strcasecmp(dot, ".gltf")) {
+            rc = glb ? glb_check((const unsigned char *)t, n, (unsigned long long)size, path, err, errlen) : 0;
+            /* the JSON whole: a .gltf, or a .glb's first chunk (glb_check
+             * found it within the file) */
+            const size_t json_at = glb ? 20 : 0;
+            const size_t json_end = glb && rc == 0 ? 20 + (size_t)le32((const unsigned char *)t + 12) : (size_t)size;
+            if (rc == 0 && json_end > n) {
+                char *g = realloc(t, json_end + 2);
+                if (!g)
+                    goto oom;
+                t = g;
+                n += fread(t + n, 1, json_end - n, f);
+                if (n < json_end) {
+                    free(t);
+                    snprintf(err, errlen, "%s: cannot read it whole", path);
+                    return -1;
+                }
+            }
+            if (rc == 0)
+                rc = gltf_json_check(t + json_at, json_end - json_at, path, err, errlen);
         }
         free(t);
         return rc;

@@ -977,11 +977,11 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * below kept the loader busy until this program's alarm, the NFF file
  * filled memory (24 GB, then the kernel's kill), the Collada one took
  * 6.3 GB in 13 s, the Quick3D one asked for 180 GB (under ASan; without
- * it the allocation fails at once, a smaller count would be met). A .gltf
- * that its readers would refuse goes to the reader that claims its
- * content: one holding Collada's or Quick3D's token is refused too
- * (quick3d.gltf went to the Quick3D reader before, lwsc.gltf to the
- * LightWave scene reader). nul.lws crashed the program (SIGSEGV). */
+ * it the allocation fails at once, a smaller count would be met); nul.lws
+ * crashed the program (SIGSEGV). A .gltf that its readers decline goes to
+ * the reader that claims its content, so it must be glTF 2 JSON: before,
+ * quick3d.gltf went to the Quick3D reader, lwsc.gltf to the LightWave
+ * scene reader, amp.gltf to the Collada one (test_gltf has the JSON). */
 static void test_refused_formats(void)
 {
     char dir[] = "/tmp/hapticd-refused-XXXXXX";
@@ -1014,13 +1014,13 @@ static void test_refused_formats(void)
         {"amp.Zae", dae, sizeof dae - 1, "Collada files are not read"},
         {"amp.xml", dae, sizeof dae - 1, "Collada files are not read"},
         {"amp.mesh.xml", dae, sizeof dae - 1, "Collada files are not read"},
-        {"amp.gltf", dae, sizeof dae - 1, "take it for Collada"},
+        {"amp.gltf", dae, sizeof dae - 1, "not glTF JSON"},
         {"materials.q3o", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"materials.Q3S", q3d, sizeof q3d - 1, "Quick3D files are not read"},
-        {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "take it for Quick3D"},
+        {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "glTF version missing"},
         {"nul.lws", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"nul.MOT", lws, sizeof lws - 1, "LightWave scene files are not read"},
-        {"lwsc.gltf", lwsc, sizeof lwsc - 1, "take it for LightWave scene"},
+        {"lwsc.gltf", lwsc, sizeof lwsc - 1, "not glTF JSON"},
     };
     char path[256], err[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1030,7 +1030,8 @@ static void test_refused_formats(void)
         const int rc = load_bounded(path, &m, err, sizeof err);
         CHECK(rc == -1 && m == NULL, "%s refused", bad[i].name);
         CHECK(strstr(err, bad[i].name) && strstr(err, bad[i].want), "message for %s: %s", bad[i].name, err);
-        CHECK(strstr(err, "convert it to OFF, PLY, STL or OBJ"), "%s: says what to do: %s", bad[i].name, err);
+        CHECK(!strstr(bad[i].want, "files are not read") || strstr(err, "convert it to OFF, PLY, STL or OBJ"),
+              "%s: says what to do: %s", bad[i].name, err);
         CHECK(prox_mesh_check_header(path, err, sizeof err) == -1 && strstr(err, bad[i].want), "%s: header check: %s",
               bad[i].name, err);
     }
@@ -1051,7 +1052,7 @@ static void test_refused_formats(void)
 static int tet_gltf_json(char *out, size_t cap, const char *uri)
 {
     return snprintf(out, cap,
-                    "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],"
+                    "{\"asset\":{\"version\":\"2.0\",\"generator\":\"t\\u00e9t \\ud83d\\ude00 \\\"FBX\\\" \\/\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],"
                     "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":1},\"indices\":0}]}],"
                     "\"accessors\":[{\"bufferView\":0,\"componentType\":5123,\"count\":12,\"type\":\"SCALAR\"},"
                     "{\"bufferView\":1,\"componentType\":5126,\"count\":4,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[1,1,1]}],"
@@ -1144,6 +1145,8 @@ static void test_gltf(void)
         {"bin-4g.glb", 20 + (size_t)nj, 0xfffffff0u, "second chunk declares 4294967280 bytes"},
         {"bin-past.glb", 20 + (size_t)nj, (uint32_t)nb + 1, "second chunk declares 73 bytes, 72 are left"},
         {"version1.glb", 4, 1, "only version 2"},
+        {"bix.glb", 24 + (size_t)nj, 0x00584942u /* "BIX" */, "second chunk is not BIN"},
+        {"json-bad.glb", 20, 0x20202020u /* '{"as' blanked */, "not glTF JSON (it does not start with '{'"},
         {"nomagic.glb", 0, 0x58546c67u /* "glTX" */, "does not start with 'glTF'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1159,6 +1162,69 @@ static void test_gltf(void)
     }
     CHECK(write_bytes(path, sizeof path, dir, "short.glb", glb, 19) == 0, "write short.glb");
     CHECK(load_bounded(path, &m, err, sizeof err) == -1 && strstr(err, "truncated: 19 bytes"), "short.glb: %s", err);
+    /* JSON assimp's glTF readers decline: the file would go to whichever
+     * reader claims its content (the FBX reader takes one holding 'fbx',
+     * as the tetrahedron's generator does: it loads, its glTF reader took
+     * it). Each is refused, the version's checks the tetrahedron's. */
+    static const struct {
+        const char *name, *text, *want;
+    } json_bad[] = {
+        {"big.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":1e400}", "exponent past 308"},
+        {"long.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":0.0000000000000000000000000000000000000000000000000000000000000000001}",
+         "longer than 64"},
+        {"lone.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":\"\\ud800\"}", "a high surrogate without its low one"},
+        {"low.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":\"\\udc00\"}", "a lone low surrogate"},
+        {"escape.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":\"\\x\"}", "an unknown escape"},
+        {"tab.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":\"\t\"}", "a control character"},
+        {"after.gltf", "{\"asset\":{\"version\":\"2.0\"}} fbx", "more text after the JSON object"},
+        {"comma.gltf", "{\"asset\":{\"version\":\"2.0\"},}", "an object member without a quoted name"},
+        {"zero.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":01}", "a malformed number"},
+        {"array.gltf", "[{\"asset\":{\"version\":\"2.0\"}}]", "does not start with '{'"},
+        {"open.gltf", "{\"asset\":{\"version\":\"2.0\"},\"x\":\"fbx", "a string without its closing quote"},
+        {"v1.gltf", "{\"asset\":{\"version\":\"1.0\"}}", "glTF version '1.0': only glTF 2.x is read"},
+        {"nov.gltf", "{\"asset\":{\"generator\":\"fbx\"}}", "glTF version missing"},
+        {"vnum.gltf", "{\"asset\":{\"version\":2}}", "asset block assimp's glTF 2 reader declines"},
+        {"profile.gltf", "{\"asset\":{\"version\":\"2.0\",\"profile\":1}}", "asset block assimp's glTF 2 reader declines"},
+    };
+    for (size_t i = 0; i < sizeof json_bad / sizeof json_bad[0]; i++) {
+        CHECK(write_bytes(path, sizeof path, dir, json_bad[i].name, json_bad[i].text, strlen(json_bad[i].text)) == 0,
+              "write %s", json_bad[i].name);
+        m = NULL;
+        err[0] = 0;
+        rc = load_bounded(path, &m, err, sizeof err);
+        CHECK(rc == -1 && m == NULL && strstr(err, json_bad[i].name) && strstr(err, json_bad[i].want), "%s: %s",
+              json_bad[i].name, err);
+        prox_mesh_free(m);
+    }
+    /* nesting: 64 levels read, 65 refused (rapidjson recurses) */
+    for (int depth = 64; depth <= 65; depth++) {
+        char deep[256];
+        int k = snprintf(deep, sizeof deep, "{\"asset\":{\"version\":\"2.0\"},\"x\":");
+        for (int d = 1; d < depth; d++)
+            deep[k++] = '[';
+        for (int d = 1; d < depth; d++)
+            deep[k++] = ']';
+        deep[k++] = '}';
+        CHECK(write_bytes(path, sizeof path, dir, "deep.gltf", deep, (size_t)k) == 0, "write deep.gltf");
+        rc = load_bounded(path, &m, err, sizeof err);
+        CHECK(rc == -1 && (depth == 65) == (strstr(err, "nested deeper than 64") != NULL), "depth %d: %s", depth, err);
+    }
+    /* a model connected to itself: assimp's FBX reader recursed until the
+     * stack overflowed (SIGSEGV), named .fbx or, through the content,
+     * .gltf */
+    static const char fbx[] = "; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n}\n"
+                              "Objects:  {\n\tGeometry: 1, \"Geometry::tet\", \"Mesh\" {\n\t\tVertices: *12 {\n"
+                              "\t\t\ta: 0,0,0,0.1,0,0,0,0.1,0,0,0,0.1\n\t\t}\n\t\tPolygonVertexIndex: *12 {\n"
+                              "\t\t\ta: 0,2,-2,0,1,-4,0,3,-3,1,2,-4\n\t\t}\n\t}\n\tModel: 2, \"Model::tet\", \"Mesh\" {\n\t}\n}\n"
+                              "Connections:  {\n\tC: \"OO\",2,2\n\tC: \"OO\",2,0\n}\n";
+    const char *fbx_names[3] = {"cycle.fbx", "cycle.FBX", "cycle.gltf"}, *fbx_want[3] = {"FBX files are not read",
+                                                                                         "FBX files are not read",
+                                                                                         "not glTF JSON"};
+    for (int i = 0; i < 3; i++) {
+        CHECK(write_bytes(path, sizeof path, dir, fbx_names[i], fbx, sizeof fbx - 1) == 0, "write %s", fbx_names[i]);
+        rc = load_bounded(path, &m, err, sizeof err);
+        CHECK(rc == -1 && strstr(err, fbx_names[i]) && strstr(err, fbx_want[i]), "%s: %s", fbx_names[i], err);
+    }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
