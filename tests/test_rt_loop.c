@@ -880,6 +880,14 @@ static void test_replay_driver(void)
     fclose(f);
     snprintf(want, sizeof want, "replay device: %s:2: line longer than 1022 characters", path);
     CHECK(dev_replay_open(path, err, sizeof err) == NULL && !strcmp(err, want), "long line refused: '%s'", err);
+    /* a NUL byte in a line: the line ended at it, and "0.5 0 0 0 1 0 0 0\0 9"
+     * was a pose */
+    static const char nul_text[] = "0 0 0 0 1 0 0 0\n0.5 0 0 0 1 0 0 0\0 9\n";
+    f = fopen(path, "wb");
+    fwrite(nul_text, 1, sizeof nul_text - 1, f);
+    fclose(f);
+    snprintf(want, sizeof want, "replay device: %s:2: a NUL byte in the line (binary data in a text file?)", path);
+    CHECK(dev_replay_open(path, err, sizeof err) == NULL && !strcmp(err, want), "NUL byte refused: '%s'", err);
     f = fopen(path, "w");
     fputs("# t x y z qw qx qy qz\n\n   \n# nothing\n", f);
     fclose(f);
