@@ -978,7 +978,7 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * filled memory (24 GB, then the kernel's kill), the Collada one took
  * 6.3 GB in 13 s, the Quick3D one asked for 180 GB (under ASan; without
  * it the allocation fails at once, a smaller count would be met); nul.lws
- * crashed the program (SIGSEGV). A .gltf that its readers decline goes to
+ * and group.ms3d crashed the program (SIGSEGV). A .gltf that its readers decline goes to
  * the reader that claims its content, so it must be glTF 2 JSON: before,
  * quick3d.gltf went to the Quick3D reader, lwsc.gltf to the LightWave
  * scene reader, amp.gltf to the Collada one (test_gltf has the JSON). */
@@ -998,6 +998,14 @@ static void test_refused_formats(void)
         "</geometry></library_geometries>\n<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\"><instance_geometry "
         "url=\"#g\"/></node></visual_scene></library_visual_scenes>\n<scene><instance_visual_scene url=\"#s\"/></scene>\n"
         "</COLLADA>\n";
+    static const char ms3d[] =
+        "\x4d\x53\x33\x44\x30\x30\x30\x30\x30\x30\x04\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+        "\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\x00\x00\x7f\xfe\x7a\xb8\xdd\xe0\x00\x00"
+        "\x00\x00\x00\x00\x80\x3c\xd5\xee\xfe\x7f\x00\x00\x01\x00\x03\x00\x00\x00\x00\x00"
+        "\x00\x00\x00\x00\x00\x00\x80\x3f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00"
+        "\x00\x74\x65\x74\x00\x00\x00\x00\x00\x00\x00\x73\x63\x6e\x00\x00\x00\x00\x00\x00"
+        "\x00\x00\x00\x80\x3c\xd5\xee\xfe\x7f\x00\x00\x01\x00\x03\x00\x00\x00\x00\x00\x00"
+        "\x00\x00\x00\x00\x00\x80\x3f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00";
     static const char q3d[] = "quick3dsz\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\x93\n\n\n\n\n\n\n\x05\x0b\n\n";
     static const char q3d_json[] = "{\"x\":\"Quick3Ds\"}";
     static const char lws[] = "\0\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n", lwsc[] = "LWSC\n3\n\n";
@@ -1018,6 +1026,7 @@ static void test_refused_formats(void)
         {"materials.q3o", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"materials.Q3S", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "glTF version missing"},
+        {"group.ms3d", ms3d, sizeof ms3d - 1, "MilkShape 3D files are not read"},
         {"nul.lws", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"nul.MOT", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"lwsc.gltf", lwsc, sizeof lwsc - 1, "not glTF JSON"},
