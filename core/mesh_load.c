@@ -508,6 +508,7 @@ static const refused_format refused_formats[] = {
     {"q3o q3s", "Quick3D", "asked for 180 GB for the materials of a 36-byte file"},
     {"lws mot", "LightWave scene", "crashed (SIGSEGV) on a 20-byte file starting with a NUL byte"},
     {"fbx", "FBX", "overflowed its stack (SIGSEGV) on a 354-byte ASCII file whose model is connected to itself"},
+    {"raw", "RAW triangle", "aborted the process (an ai_assert on its colour count) on a 51-byte file of two triangles"},
     {"ms3d", "MilkShape 3D", "crashed (SIGSEGV) on a 140-byte file of 4 vertices, no triangles and one group"},
 };
 

@@ -978,7 +978,8 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * filled memory (24 GB, then the kernel's kill), the Collada one took
  * 6.3 GB in 13 s, the Quick3D one asked for 180 GB (under ASan; without
  * it the allocation fails at once, a smaller count would be met); nul.lws
- * and group.ms3d crashed the program (SIGSEGV). A .gltf that its readers decline goes to
+ * and group.ms3d crashed the program (SIGSEGV), colours.raw aborted it
+ * (assimp's ai_assert). A .gltf that its readers decline goes to
  * the reader that claims its content, so it must be glTF 2 JSON: before,
  * quick3d.gltf went to the Quick3D reader, lwsc.gltf to the LightWave
  * scene reader, amp.gltf to the Collada one (test_gltf has the JSON). */
@@ -1006,6 +1007,7 @@ static void test_refused_formats(void)
         "\x00\x74\x65\x74\x00\x00\x00\x00\x00\x00\x00\x73\x63\x6e\x00\x00\x00\x00\x00\x00"
         "\x00\x00\x00\x80\x3c\xd5\xee\xfe\x7f\x00\x00\x01\x00\x03\x00\x00\x00\x00\x00\x00"
         "\x00\x00\x00\x00\x00\x80\x3f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+    static const char raw[] = "0 0 0 0 0 1 0 0 0\x15tte\n 0 0 0 0 0 0 0 0 1 0 0 0\x15tte\n";
     static const char q3d[] = "quick3dsz\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\x93\n\n\n\n\n\n\n\x05\x0b\n\n";
     static const char q3d_json[] = "{\"x\":\"Quick3Ds\"}";
     static const char lws[] = "\0\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n", lwsc[] = "LWSC\n3\n\n";
@@ -1027,6 +1029,7 @@ static void test_refused_formats(void)
         {"materials.Q3S", q3d, sizeof q3d - 1, "Quick3D files are not read"},
         {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "glTF version missing"},
         {"group.ms3d", ms3d, sizeof ms3d - 1, "MilkShape 3D files are not read"},
+        {"colours.raw", raw, sizeof raw - 1, "RAW triangle files are not read"},
         {"nul.lws", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"nul.MOT", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"lwsc.gltf", lwsc, sizeof lwsc - 1, "not glTF JSON"},

@@ -2,9 +2,10 @@
  * inputs into DIR/ist, DIR/vox, DIR/osc, DIR/mesh and DIR/cloud (the
  * scenarios' come from sim/scenarios): a small inner sphere tree, a voxel
  * map with a few cells, one OSC message per address hapticd answers plus a
- * bundle, a box and a ball as OFF meshes and a tetrahedron as PLY, STL and
- * OBJ, and point clouds in each form fuzz_cloud reads (the mesh and cloud
- * inputs' first byte picks the suffix). */
+ * bundle, a box and a ball as OFF meshes, a tetrahedron as PLY, STL, OBJ
+ * and in the formats of format_seeds (or their magic numbers), and point
+ * clouds in each form fuzz_cloud reads (the mesh and cloud inputs' first
+ * byte picks the suffix). */
 #include <errno.h>
 #include <lo/lo.h>
 #include <stdint.h>
@@ -39,7 +40,8 @@ static int osc_seed(const char *dir, int k, const char *path, lo_message m)
     return rc;
 }
 
-/* a mesh seed: the suffix selector (fuzz_mesh: 0 off, 1 ply, 2 stl, 3 obj),
+/* a mesh seed: the suffix selector (fuzz_mesh: 0 off, 1 ply, 2 stl, 3 obj,
+ * then the SEL_ values below),
  * then m as prox_mesh_write_off writes it */
 static int mesh_seed(const char *dir, const char *name, uint8_t sel, const prox_mesh *m, char *err, size_t errlen)
 {
