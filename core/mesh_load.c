@@ -22,9 +22,12 @@
  *   (off_strip).
  * - the counts assimp returns, before triangulation, must equal the header's
  *   (its OFF reader skips faces of 0 or more than 9 corners silently).
- * - formats whose reader fuzz_mesh made hang or fill memory, with no cheap
- *   check of ours to stop it, are refused by name (refused_formats), and
- *   a binary glTF's chunk lengths are checked against the file (glb_check).
+ * - formats whose reader fuzz_mesh made hang, crash or fill memory, with
+ *   no cheap check of ours to stop it, are refused by name
+ *   (refused_formats); a binary glTF's chunk lengths are checked against
+ *   the file (glb_check), and glTF's JSON must be what assimp's glTF 2
+ *   reader takes (gltf_json_check), else assimp would hand the file to any
+ *   reader that claims its content.
  * No aiProcess_JoinIdenticalVertices: it merges vertices closer than 1e-5
  * (absolute), which broke knot1 scaled by 1e-4 (3200 vertices became 3182,
  * 2 non-manifold edges). prox_mesh_from_arrays welds exact duplicates only,
@@ -871,22 +874,26 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
         }
         const int glb = !strcasecmp(dot, ".glb");
         if (glb || !strcasecmp(dot, ".gltf")) {
-            rc = glb ? glb_check((const unsigned char *)t, n, (unsigned long long)size, path, err, errlen) : 0;
-            /* the JSON whole: a .gltf, or a .glb's first chunk (glb_check
-             * found it within the file) */
-            const size_t json_at = glb ? 20 : 0;
-            const size_t json_end = glb && rc == 0 ? 20 + (size_t)le32((const unsigned char *)t + 12) : (size_t)size;
-            if (rc == 0 && json_end > n) {
-                char *g = realloc(t, json_end + 2);
+            /* what the checks read: a .gltf whole; a .glb's JSON chunk and
+             * the header of the chunk after it (its lengths are bounded by
+             * the file's size, and checked by glb_check) */
+            unsigned long long want = (unsigned long long)size;
+            if (glb && n >= 20)
+                want = 20 + ((unsigned long long)le32((const unsigned char *)t + 12) + 3) / 4 * 4 + 8;
+            want = want < (unsigned long long)size ? want : (unsigned long long)size;
+            if (want > n) {
+                char *g = realloc(t, (size_t)want + 2);
                 if (!g)
                     goto oom;
                 t = g;
-                n += fread(t + n, 1, json_end - n, f);
-                if (n < json_end) {
-                    free(t);
-                    snprintf(err, errlen, "%s: cannot read it whole", path);
-                    return -1;
-                }
+                n += fread(t + n, 1, (size_t)want - n, f);
+            }
+            rc = glb ? glb_check((const unsigned char *)t, n, (unsigned long long)size, path, err, errlen) : 0;
+            const size_t json_at = glb ? 20 : 0;
+            const size_t json_end = glb && rc == 0 ? 20 + (size_t)le32((const unsigned char *)t + 12) : n;
+            if (rc == 0 && json_end > n) { /* the file got shorter since its size was read */
+                snprintf(err, errlen, "%s: cannot read it whole", path);
+                rc = -1;
             }
             if (rc == 0)
                 rc = gltf_json_check(t + json_at, json_end - json_at, path, err, errlen);

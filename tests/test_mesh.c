@@ -1172,6 +1172,26 @@ static void test_gltf(void)
         CHECK(rc == -1 && m == NULL && strstr(err, bad[i].name) && strstr(err, bad[i].want), "%s: %s", bad[i].name, err);
         prox_mesh_free(m);
     }
+    /* a JSON chunk longer than the 64 KiB first read: the chunk after it
+     * is found past that */
+    {
+        const size_t pad = 70000, big_total = total + pad;
+        unsigned char *big = malloc(big_total);
+        CHECK(big != NULL, "malloc");
+        if (big) {
+            memcpy(big, glb, 20 + (size_t)nj);
+            memset(big + 20 + nj, ' ', pad);
+            memcpy(big + 20 + nj + pad, glb + 20 + nj, total - 20 - (size_t)nj);
+            set_le32(big + 8, (uint32_t)big_total);
+            set_le32(big + 12, (uint32_t)(nj + pad));
+            CHECK(write_bytes(path, sizeof path, dir, "big-json.glb", big, big_total) == 0, "write big-json.glb");
+            m = NULL;
+            rc = load_bounded(path, &m, err, sizeof err);
+            CHECK(rc == 0 && m && m->triangle_count == 4, "big-json.glb: %s", rc ? err : "not the tetrahedron");
+            prox_mesh_free(m);
+            free(big);
+        }
+    }
     CHECK(write_bytes(path, sizeof path, dir, "short.glb", glb, 19) == 0, "write short.glb");
     CHECK(load_bounded(path, &m, err, sizeof err) == -1 && strstr(err, "truncated: 19 bytes"), "short.glb: %s", err);
     /* JSON assimp's glTF readers decline: the file would go to whichever
