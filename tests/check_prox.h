@@ -64,6 +64,64 @@ static inline double check_mesh_surface_dist(const prox_mesh *m, prox_vec3 p)
     return check_tris_surface_dist(m->vertices, m->triangles, m->triangle_count, p);
 }
 
+/* The least distance between the surfaces of a at pose xa and b at pose xb
+ * (world), over every triangle pair: the brute force the trees' distances
+ * are checked against. Where pairs is not NULL, the meeting pairs (a's
+ * triangle, b's; prox_triangle_intersect) go there, up to cap of them, and
+ * *n_pairs counts them all. */
+static inline double check_mesh_pair_dist(const prox_mesh *a, const prox_xform *xa, const prox_mesh *b, const prox_xform *xb,
+                                          uint32_t (*pairs)[2], uint32_t cap, uint32_t *n_pairs)
+{
+    double best = INFINITY;
+    prox_vec3 P[3], Q[3], pp, qq;
+    if (n_pairs)
+        *n_pairs = 0;
+    for (uint32_t i = 0; i < a->triangle_count; i++) {
+        for (int k = 0; k < 3; k++)
+            P[k] = prox_xform_point(xa, a->vertices[a->triangles[i][k]]);
+        for (uint32_t j = 0; j < b->triangle_count; j++) {
+            for (int k = 0; k < 3; k++)
+                Q[k] = prox_xform_point(xb, b->vertices[b->triangles[j][k]]);
+            best = fmin(best, prox_triangle_distance(P, Q, &pp, &qq));
+            if (n_pairs && prox_triangle_intersect(P, Q)) {
+                if (pairs && *n_pairs < cap)
+                    pairs[*n_pairs][0] = i, pairs[*n_pairs][1] = j;
+                (*n_pairs)++;
+            }
+        }
+    }
+    return best;
+}
+
+/* an open height field z = amp sin(3.1 x / s) cos(2.3 y / s) over [-s, s]^2
+ * in n x n squares, two triangles each (amp 0: a flat open square, a wall);
+ * NULL where memory runs out */
+static inline prox_mesh *check_mesh_height_field(int n, double s, double amp)
+{
+    const int nv = (n + 1) * (n + 1);
+    prox_vec3 *v = malloc(sizeof *v * (size_t)nv);
+    uint32_t(*t)[3] = malloc(sizeof *t * (size_t)(2 * n * n));
+    prox_mesh *m = NULL;
+    if (v && t) {
+        for (int j = 0; j <= n; j++)
+            for (int i = 0; i <= n; i++) {
+                double x = -s + 2 * s * i / n, y = -s + 2 * s * j / n;
+                v[j * (n + 1) + i] = prox_v3(x, y, amp * sin(3.1 * x / s) * cos(2.3 * y / s));
+            }
+        uint32_t k = 0;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                uint32_t a = (uint32_t)(j * (n + 1) + i), b = a + 1, c = a + (uint32_t)n + 1, d = c + 1;
+                t[k][0] = a, t[k][1] = b, t[k][2] = d, k++;
+                t[k][0] = a, t[k][1] = d, t[k][2] = c, k++;
+            }
+        m = prox_mesh_from_arrays(v, (uint32_t)nv, (const uint32_t(*)[3])t, k);
+    }
+    free(v);
+    free(t);
+    return m;
+}
+
 /* m as an OBJ file at path (17 significant digits: the mesh read back is the
  * same bit for bit); a failure to open is a failed check */
 static inline void check_write_obj(const char *path, const prox_mesh *m)

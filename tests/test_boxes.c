@@ -421,15 +421,18 @@ static void test_inner_box_unbounded(void)
 }
 
 /* Polytopes open along a direction no box axis follows: the largest box
- * has a size but slides along it, and the solver's centre drifted
- * (-4e-4 and -0.024 off along a prism's axis here, 5e8 elsewhere). The
+ * has a size but slides along it, and the solver's centre drifted along
+ * it (before 617be16: -4e-4 on the (1,1,0) prism, -0.024 and 0.046 on
+ * the (1,2,3) prism in its two frames; with one end closed, 2600 steps
+ * to -1.7e7 on each of x and y instead of -1). The
  * header promises the largest box nearest `interior` along the open
  * direction: centre - start perpendicular to the axis.
  * - a square prism |v . x| <= a, |z| <= a along u = (1, 1, 0)/sqrt 2, v =
  *   (-1, 1, 0)/sqrt 2, identity frame: by hand, the box's xy rectangle
  *   needs |v . c| + (hx + hy)/sqrt 2 <= a, so hx = hy = a/sqrt 2, hz = a,
  *   centre on the axis: c = (s . u) u.
- * - a 0.5 x 0.3 rectangular prism along (1, 2, 3)/sqrt 14, two frames:
+ * - a rectangular prism of half-widths 0.5 and 0.3 along (1, 2, 3)/sqrt 14,
+ *   two frames:
  *   the volume against the brute force on the prism capped at +-40 along
  *   its axis (the box spans less than 1.2 along it, so the caps leave the
  *   largest box as it was).
@@ -1107,42 +1110,62 @@ static void test_unused_vertices(void)
 
 /* The vertex limit: a closed convex surface within the triangle limit uses
  * at most 32768 / 2 + 2 = 16386 vertices, so a mesh using more is several
- * surfaces (here a cube and small tetrahedra beside it) and is refused
- * with the count, the limit and what to do; at 16384 it passes the limit
- * and is refused for what it is, not convex. */
+ * surfaces (here a cube and small tetrahedra and triangular bipyramids
+ * beside it) and is refused with the count, the limit and what to do; at
+ * the limit and under it, it passes the limit and is refused for what it
+ * is, not convex. The limit's boundary both ways: 16387 and 16386. */
 static void test_vertex_limit(void)
 {
     prox_mesh *cube = prox_mesh_make_box(prox_v3(1, 1, 1));
     static const uint32_t tet[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
-    const uint32_t counts[2] = {4095, 4094}; /* 16388 and 16384 vertices */
-    for (int c = 0; c < 2; c++) {
-        uint32_t k = counts[c], nv = 8 + 4 * k, nt = 12 + 4 * k;
+    /* a triangle (0, 1, 2) and apexes 3 above, 4 below */
+    static const uint32_t bip[6][3] = {{0, 1, 3}, {1, 2, 3}, {2, 0, 3}, {1, 0, 4}, {2, 1, 4}, {0, 2, 4}};
+    /* tetrahedra, bipyramids: 16388, 16387, 16386 and 16384 vertices */
+    const uint32_t counts[4][2] = {{4095, 0}, {4091, 3}, {4092, 2}, {4094, 0}};
+    for (int c = 0; c < 4; c++) {
+        const uint32_t k = counts[c][0], nb = counts[c][1], nv = 8 + 4 * k + 5 * nb, nt = 12 + 4 * k + 6 * nb;
         prox_vec3 *v = malloc(sizeof *v * nv);
         uint32_t(*t)[3] = malloc(sizeof *t * nt);
+        CHECK(v && t, "memory");
+        if (!v || !t) {
+            free(v), free(t);
+            break;
+        }
         memcpy(v, cube->vertices, sizeof *v * 8);
         memcpy(t, cube->triangles, sizeof *t * 12);
-        for (uint32_t i = 0; i < k; i++) {
-            prox_vec3 o = prox_v3(3 + 0.5 * (i % 64), 0.5 * (i / 64), 0);
-            v[8 + 4 * i] = o, v[9 + 4 * i] = prox_v3_add(o, prox_v3(0.1, 0, 0));
-            v[10 + 4 * i] = prox_v3_add(o, prox_v3(0, 0.1, 0)), v[11 + 4 * i] = prox_v3_add(o, prox_v3(0, 0, 0.1));
-            for (int j = 0; j < 4; j++)
-                for (int q = 0; q < 3; q++)
-                    t[12 + 4 * i + j][q] = 8 + 4 * i + tet[j][q];
+        uint32_t vi = 8, ti = 12;
+        for (uint32_t i = 0; i < k + nb; i++) {
+            const prox_vec3 o = prox_v3(3 + 0.5 * (i % 64), 0.5 * (i / 64), 0);
+            v[vi] = o, v[vi + 1] = prox_v3_add(o, prox_v3(0.1, 0, 0)), v[vi + 2] = prox_v3_add(o, prox_v3(0, 0.1, 0));
+            if (i < k) {
+                v[vi + 3] = prox_v3_add(o, prox_v3(0, 0, 0.1));
+                for (int j = 0; j < 4; j++, ti++)
+                    for (int q = 0; q < 3; q++)
+                        t[ti][q] = vi + tet[j][q];
+                vi += 4;
+            } else {
+                v[vi + 3] = prox_v3_add(o, prox_v3(0.03, 0.03, 0.1)), v[vi + 4] = prox_v3_add(o, prox_v3(0.03, 0.03, -0.1));
+                for (int j = 0; j < 6; j++, ti++)
+                    for (int q = 0; q < 3; q++)
+                        t[ti][q] = vi + bip[j][q];
+                vi += 5;
+            }
         }
         prox_mesh *m = prox_mesh_from_arrays(v, nv, (const uint32_t(*)[3])t, nt);
         free(v), free(t);
         char err[400] = "", want[64];
         prox_boxes *b = (prox_boxes *)1;
-        CHECK(m && m->vertex_count == nv && m->closed && m->oriented && prox_boxes_build(m, NULL, &b, err, sizeof err) == -1 &&
-                  b == NULL,
-              "cube and %u tetrahedra refused", k);
+        const int rc = m && m->vertex_count == nv && m->closed && m->oriented ? prox_boxes_build(m, NULL, &b, err, sizeof err) : 0;
+        CHECK(vi == nv && ti == nt && rc == -1 && b == NULL, "cube, %u tetrahedra and %u bipyramids refused", k, nb);
+        if (rc == 0 && b != (prox_boxes *)1)
+            prox_boxes_free(b);
         snprintf(want, sizeof want, "triangles use %u vertices", nv);
-        if (c == 0)
+        if (nv > 16386)
             CHECK(strstr(err, want) && strstr(err, "at most 16386") && strstr(err, "one convex surface") &&
                       strstr(err, "mesh BVH"),
                   "%u vertices: '%s'", nv, err);
         else
-            CHECK(strstr(err, "not convex"), "%u vertices (under the limit): '%s'", nv, err);
+            CHECK(strstr(err, "not convex"), "%u vertices (at most the limit): '%s'", nv, err);
         prox_mesh_free(m);
     }
     prox_mesh_free(cube);

@@ -1413,14 +1413,34 @@ static void test_cli_args(void)
     remove(pa), remove(pp), remove(ist), rmdir(dir);
 }
 
+/* prox distance and prox collide of a and b at the poses in file poses:
+ * a line each (value lower upper complete), the distance want[i] within
+ * 1e-12, the bounds around it, collide 1 where want[i] is 0, complete */
+static void expect_distance_collide(const char *a, const char *b, const char *poses, const double *want, int count, const char *what)
+{
+    char cmd[2048], err[512], out[16][256];
+    for (int kind = 0; kind < 2; kind++) {
+        int n = 0;
+        snprintf(cmd, sizeof cmd, "%s %s %s %s %s", prox_bin, kind ? "collide" : "distance", a, b, poses);
+        CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == count, "%s, %s: %d lines, %s", what, kind ? "collide" : "distance", n, err);
+        for (int i = 0; i < n && i < count; i++) {
+            double v = NAN, lo = NAN, up = NAN;
+            int c = 0;
+            const int ok = sscanf(out[i], "%lf %lf %lf %d", &v, &lo, &up, &c) == 4 && c == 1 &&
+                           (kind ? v == (want[i] == 0) : fabs(v - want[i]) <= 1e-12 && lo <= v && up >= v);
+            CHECK(ok, "%s, %s pose %d: '%s', want %.17g", what, kind ? "collide" : "distance", i, out[i], want[i]);
+        }
+    }
+}
+
 /* prox with an inner sphere tree (.ist) and an open mesh (a BVH): the
  * pair is measured against the tree's surface (the tool prepares its mesh
  * BVH); without that every answer was incomplete ("inf 0 inf 0"). A cube
  * of side 1 about the origin and a plane of side 4 (two triangles) above
  * it: a level plane at height 0.5 + g is g away, one tilted by th about x
  * through (0, 0, 0.5 + g) is g cos th - 0.5 sin th away, one at 0.4 cuts
- * the cube (distance 0, collide 1); B the cube under a level plane A at
- * height h: h - 0.5. */
+ * the cube (distance 0, collide 1); the other order, the plane A at z = 0
+ * and the cube B moved up by h: h - 0.5 away, cutting it at h = 0.3. */
 static void test_cli_ist_open_mesh(void)
 {
     char dir[] = "/tmp/prox-istmesh-XXXXXX";
@@ -1428,7 +1448,7 @@ static void test_cli_ist_open_mesh(void)
         CHECK(0, "mkdtemp");
         return;
     }
-    char pc[256], pi[256], pl[256], pp[256], cmd[2048], err[512], out[16][256];
+    char pc[256], pi[256], pl[256], pp[256], cmd[2048];
     snprintf(pc, sizeof pc, "%s/cube.obj", dir);
     snprintf(pi, sizeof pi, "%s/cube.ist", dir);
     snprintf(pl, sizeof pl, "%s/plane.off", dir);
@@ -1453,36 +1473,15 @@ static void test_cli_ist_open_mesh(void)
     const double want[5] = {g[0], g[1], g[2], g[0] * cos(th) - 0.5 * sin(th), 0};
     snprintf(cmd, sizeof cmd, "%s build %s -o %s --spheres 200 > /dev/null 2>&1", prox_bin, pc, pi);
     CHECK(system(cmd) == 0, "prox build the cube");
-    int n = 0;
-    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pi, pl, pp);
-    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 5, "distance: %d lines, %s", n, err);
-    for (int i = 0; i < n && i < 5; i++) {
-        double v = NAN, lo = NAN, up = NAN;
-        int c = 0;
-        CHECK(sscanf(out[i], "%lf %lf %lf %d", &v, &lo, &up, &c) == 4 && fabs(v - want[i]) <= 1e-12 && lo <= v && c == 1,
-              "pose %d: '%s', want %.17g", i, out[i], want[i]);
-    }
-    snprintf(cmd, sizeof cmd, "%s collide %s %s %s", prox_bin, pi, pl, pp);
-    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 5, "collide: %d lines, %s", n, err);
-    for (int i = 0; i < n && i < 5; i++) {
-        double v = NAN;
-        int c = 0;
-        CHECK(sscanf(out[i], "%lf %*f %*f %d", &v, &c) == 2 && v == (i == 4) && c == 1, "collide pose %d: '%s'", i, out[i]);
-    }
+    expect_distance_collide(pi, pl, pp, want, 5, "cube first");
     /* the other order: the plane A, the cube B moved up by h */
     f = fopen(pp, "w");
     if (f) {
-        fputs("0 0 1.5 1 0 0 0\n0 0 0.75 1 0 0 0\n", f);
+        fputs("0 0 1.5 1 0 0 0\n0 0 0.75 1 0 0 0\n0 0 0.3 1 0 0 0\n", f);
         fclose(f);
     }
-    snprintf(cmd, sizeof cmd, "%s distance %s %s %s", prox_bin, pl, pi, pp);
-    CHECK(check_run_cmd(cmd, out, 16, &n, err) == 0 && n == 2, "distance, plane first: %d lines, %s", n, err);
-    for (int i = 0; i < n && i < 2; i++) {
-        double v = NAN;
-        int c = 0;
-        CHECK(sscanf(out[i], "%lf %*f %*f %d", &v, &c) == 2 && fabs(v - (i ? 0.25 : 1.0)) <= 1e-12 && c == 1, "plane first, pose %d: '%s'",
-              i, out[i]);
-    }
+    const double want_b[3] = {1.0, 0.25, 0};
+    expect_distance_collide(pl, pi, pp, want_b, 3, "plane first");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
 }

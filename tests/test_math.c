@@ -147,7 +147,8 @@ static void test_read_line_nul(void)
     static const char text[] = "1 2 3\0 4\n"  /* a NUL in the line */
                                "next\n"
                                "\0\n"           /* a NUL alone */
-                               "0123456789abcdefghij\0xyz\n" /* in a long line's tail (16 bytes) */
+                               "0123456789abcdefghij\0xyz\n" /* in a long line's tail, past the 16-byte buffer */
+                               "ab\0defghijklmnopqrst\n" /* in a long line's part read: -2, not -1 */
                                "after\n"
                                "ab\0c";         /* in the last line, no newline */
     FILE *f = tmpfile();
@@ -160,6 +161,7 @@ static void test_read_line_nul(void)
     CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "next\n"), "the line after it: '%s'", buf);
     CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a line of a NUL alone");
     CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL in a long line's skipped tail");
+    CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL in a long line's part read");
     CHECK(prox_read_line(f, buf, sizeof buf) == 1 && !strcmp(buf, "after\n"), "the line after the long one: '%s'", buf);
     CHECK(prox_read_line(f, buf, sizeof buf) == -2, "a NUL in the last line");
     CHECK(prox_read_line(f, buf, sizeof buf) == 0, "end of file");

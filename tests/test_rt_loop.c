@@ -262,6 +262,20 @@ static void test_unmeasurable_refused(void)
     rt_service_status(svc, &st);
     CHECK(st.object_count == 3 && !strcmp(st.tool, "ball2"), "ball, ball2 and map, tool ball2: %u objects, tool '%s'", st.object_count,
           st.tool);
+    /* and a BVH as the tool beside the map (and the sphere trees) */
+    rt_object slab2;
+    const int made2 = rt_object_from_mesh(prox_mesh_make_box(prox_v3(0.2, 0.2, 0.01)), 0, &slab2, err, sizeof err) == 0;
+    CHECK(made2 && slab2.type == PROX_TREE_MESH, "a second BVH slab: %s", err);
+    if (made2) {
+        CHECK(rt_service_add_object(svc, "slab2", &slab2, NULL, err, sizeof err) == 0, "the slab beside the sphere tree tool: %s", err);
+        if (slab2.tree)
+            rt_object_free(&slab2);
+        CHECK(rt_service_set_tool(svc, "slab2", err, sizeof err) == 0, "the BVH tool beside a voxel map and sphere trees: %s", err);
+        rt_service_status(svc, &st);
+        CHECK(st.object_count == 4 && !strcmp(st.tool, "slab2"), "4 objects, tool slab2: %u objects, tool '%s'", st.object_count, st.tool);
+    }
+    if (slab.tree) /* (not taken: a failed check above) */
+        rt_object_free(&slab);
     rt_service_destroy(svc);
     dev_close(dev);
 }
@@ -1247,13 +1261,15 @@ static int steps(rt_service *svc, uint64_t *t_ns, int n)
  * test whose first n records are not all complete runs again, at most
  * NEAR_BOX_TRIES times. 1 when the first n records' queries all completed. */
 #define NEAR_BOX_TRIES 5
-static int near_box_complete(const near_box *nb, int n)
+static int log_complete(const tel_log *log, int n)
 {
-    for (int k = 0; k < n && k < nb->log.n; k++)
-        if (nb->log.t[k].flags & RT_TEL_QUERY_INCOMPLETE)
+    for (int k = 0; k < n && k < log->n; k++)
+        if (log->t[k].flags & RT_TEL_QUERY_INCOMPLETE)
             return 0;
     return 1;
 }
+
+static int near_box_complete(const near_box *nb, int n) { return log_complete(&nb->log, n); }
 
 /* A ramp time of 0 means full force at once: the same output, cycle for
  * cycle, as the shortest ramp (1e-9 s, full after one cycle), not zero
@@ -1326,41 +1342,47 @@ static void test_tool_pose_restarts_proxy(void)
     near_box_close(&nb);
 }
 
-/* the flat open square [-s, s]^2 at z = 0 (n x n squares): a wall, a
- * scanned surface's stand-in; it loads as a mesh BVH */
-static prox_mesh *open_square(double s, int n)
+/* test_ist_tool_open_wall's run: the wall (the flat open square of side
+ * 0.2, 4 x 4 squares) at wall_at, 5 cycles, 3 with the wall at cut, 3
+ * with it back; the telemetry in log, the service's status after the cut
+ * in st_cut. 0, or -1 (a failed check) when the scene cannot be had. */
+static int open_wall_run(const prox_xform *wall_at, const prox_xform *cut, tel_log *log, rt_status *st_cut)
 {
-    prox_vec3 v[11 * 11];
-    uint32_t t[2 * 10 * 10][3], k = 0;
-    n = n < 1 ? 1 : n > 10 ? 10 : n;
-    for (int j = 0; j <= n; j++)
-        for (int i = 0; i <= n; i++)
-            v[j * (n + 1) + i] = prox_v3(-s + 2 * s * i / n, -s + 2 * s * j / n, 0);
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) {
-            uint32_t a = (uint32_t)(j * (n + 1) + i), b = a + 1, c = a + (uint32_t)n + 1, d = c + 1;
-            t[k][0] = a, t[k][1] = b, t[k][2] = d, k++;
-            t[k][0] = a, t[k][1] = d, t[k][2] = c, k++;
-        }
-    return prox_mesh_from_arrays(v, (uint32_t)((n + 1) * (n + 1)), (const uint32_t(*)[3])t, k);
-}
-
-/* the least distance between two meshes at poses xa, xb, over every
- * triangle pair (0 where they meet) */
-static double brute_mesh_distance(const prox_mesh *a, const prox_xform *xa, const prox_mesh *b, const prox_xform *xb)
-{
-    double best = INFINITY;
-    prox_vec3 P[3], Q[3], pp, qq;
-    for (uint32_t i = 0; i < a->triangle_count; i++) {
-        for (int k = 0; k < 3; k++)
-            P[k] = prox_xform_point(xa, a->vertices[a->triangles[i][k]]);
-        for (uint32_t j = 0; j < b->triangle_count; j++) {
-            for (int k = 0; k < 3; k++)
-                Q[k] = prox_xform_point(xb, b->vertices[b->triangles[j][k]]);
-            best = fmin(best, prox_triangle_distance(P, Q, &pp, &qq));
-        }
+    char err[512] = "";
+    rt_config cfg = rt_config_default();
+    cfg.priority = 0;
+    cfg.rate_hz = LOCKSTEP_HZ;
+    cfg.budget_us = 5000;
+    cfg.limits.ramp_s = 0;
+    cfg.limits.max_force_rate_n_per_cycle = 0;
+    memset(log, 0, sizeof *log);
+    memset(st_cut, 0, sizeof *st_cut);
+    dev_device *dev;
+    rt_service *svc = null_service(&cfg, &dev);
+    if (!svc)
+        return -1;
+    uint64_t t_ns = 1000000;
+    rt_object wall;
+    const int made = rt_object_from_mesh(check_mesh_height_field(4, 0.1, 0), RT_IST_SPHERES, &wall, err, sizeof err) == 0;
+    CHECK(made && wall.type == PROX_TREE_MESH, "the wall, a mesh BVH: %s", err);
+    const int ok = made && add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
+                   rt_service_set_tool(svc, "tool", err, sizeof err) == 0 &&
+                   rt_service_add_object(svc, "wall", &wall, wall_at, err, sizeof err) == 0 &&
+                   rt_service_add_telemetry_listener(svc, on_log, log) == 0;
+    CHECK(ok, "an inner sphere tree tool beside an open wall is taken: %s", err);
+    if (made && wall.tree)
+        rt_object_free(&wall);
+    if (ok) {
+        steps(svc, &t_ns, 5);
+        CHECK(rt_service_set_pose(svc, "wall", cut, err, sizeof err) == 0, "wall pose: %s", err);
+        steps(svc, &t_ns, 3);
+        rt_service_status(svc, st_cut);
+        CHECK(rt_service_set_pose(svc, "wall", wall_at, err, sizeof err) == 0, "wall back: %s", err);
+        steps(svc, &t_ns, 3);
     }
-    return best;
+    rt_service_destroy(svc);
+    dev_close(dev);
+    return ok ? 0 : -1;
 }
 
 /* An inner sphere tree tool (the 2 cm ball at the handle) beside an open
@@ -1373,42 +1395,26 @@ static double brute_mesh_distance(const prox_mesh *a, const prox_xform *xa, cons
  * unmeasurable pair; moved back, the push returns. */
 static void test_ist_tool_open_wall(void)
 {
-    char err[512] = "";
-    rt_config cfg = rt_config_default();
-    cfg.priority = 0;
-    cfg.rate_hz = LOCKSTEP_HZ;
-    cfg.budget_us = 5000;
-    cfg.limits.ramp_s = 0;
-    cfg.limits.max_force_rate_n_per_cycle = 0;
-    dev_device *dev;
-    rt_service *svc = null_service(&cfg, &dev);
-    if (!svc)
-        return;
-    static tel_log log;
-    memset(&log, 0, sizeof log);
-    uint64_t t_ns = 1000000;
     const double gap = 0.002;
-    prox_xform wall_at = prox_xform_from_pose(prox_v3(0.003, -0.001, 0.02 + gap), prox_quat_identity());
-    rt_object wall;
-    const int made = rt_object_from_mesh(open_square(0.1, 4), RT_IST_SPHERES, &wall, err, sizeof err) == 0;
-    CHECK(made && wall.type == PROX_TREE_MESH, "the wall, a mesh BVH: %s", err);
-    const int ok = made && add(svc, "tool", prox_mesh_make_sphere(0.02, 2), prox_v3(0, 0, 0), err) == 0 &&
-                   rt_service_set_tool(svc, "tool", err, sizeof err) == 0 &&
-                   rt_service_add_object(svc, "wall", &wall, &wall_at, err, sizeof err) == 0 &&
-                   rt_service_add_telemetry_listener(svc, on_log, &log) == 0;
-    CHECK(ok, "an inner sphere tree tool beside an open wall is taken: %s", err);
-    if (made && wall.tree)
-        rt_object_free(&wall);
-    if (!ok) {
-        rt_service_destroy(svc);
-        dev_close(dev);
-        return;
-    }
-    prox_mesh *ball = prox_mesh_make_sphere(0.02, 2), *sq = open_square(0.1, 4);
+    const prox_xform wall_at = prox_xform_from_pose(prox_v3(0.003, -0.001, 0.02 + gap), prox_quat_identity());
+    prox_xform cut = wall_at; /* the wall through the ball */
+    cut.t.z = 0.01;
+    static tel_log log;
+    rt_status st;
+    /* the budget is real time: a run that a loaded machine preempted past
+     * it runs again (as the near-box tests do) */
+    int tries = 0;
+    do {
+        if (open_wall_run(&wall_at, &cut, &log, &st) != 0)
+            return;
+    } while (!log_complete(&log, log.n) && ++tries < NEAR_BOX_TRIES);
+    CHECK(log_complete(&log, log.n), "every query within its budget in one of %d runs", tries);
+    prox_mesh *ball = prox_mesh_make_sphere(0.02, 2), *sq = check_mesh_height_field(4, 0.1, 0);
     const prox_xform at0 = prox_xform_identity();
-    const double want = brute_mesh_distance(ball, &at0, sq, &wall_at);
-    steps(svc, &t_ns, 5);
-    CHECK(log.n == 5, "5 records: %d", log.n);
+    const double want = ball && sq ? check_mesh_pair_dist(ball, &at0, sq, &wall_at, NULL, 0, NULL) : NAN;
+    prox_mesh_free(ball);
+    prox_mesh_free(sq);
+    CHECK(log.n == 11, "11 records: %d", log.n);
     if (log.n >= 1) {
         const rt_telemetry *t = &log.t[0];
         CHECK(!(t->flags & (RT_TEL_FAULT | RT_TEL_QUERY_INCOMPLETE)) && (t->flags & RT_TEL_CONTACT),
@@ -1416,7 +1422,7 @@ static void test_ist_tool_open_wall(void)
         CHECK(t->distance_m >= want - 1e-12 && t->distance_m <= want * (1 + 1e-3) + 1e-12,
               "the loop's distance %.12g m, brute force %.12g m", t->distance_m, want);
     }
-    if (log.n == 5) {
+    if (log.n >= 5) {
         /* (the device feels the coupling spring: from the second cycle on,
          * once the push has moved the proxy) */
         const rt_telemetry *t = &log.t[4];
@@ -1425,29 +1431,16 @@ static void test_ist_tool_open_wall(void)
               "the margin pushes the tool away from the wall: (%g %g %g) N, flags %#x", t->force_n.x, t->force_n.y, t->force_n.z,
               t->flags);
     }
-    /* the wall through the ball */
-    prox_xform cut = wall_at;
-    cut.t.z = 0.01;
-    CHECK(rt_service_set_pose(svc, "wall", &cut, err, sizeof err) == 0, "wall pose: %s", err);
-    steps(svc, &t_ns, 3);
     int faulted = 0;
-    for (int k = 5; k < log.n; k++)
+    for (int k = 5; k < 8 && k < log.n; k++)
         faulted += (log.t[k].flags & RT_TEL_FAULT) && prox_v3_len(log.t[k].force_n) == 0 && prox_v3_len(log.t[k].torque_nm) == 0;
-    CHECK(log.n == 8 && faulted == 3, "overlapping the open wall: %d of %d cycles faulted with zero output", faulted, log.n - 5);
-    rt_status st;
-    rt_service_status(svc, &st);
+    CHECK(log.n >= 8 && faulted == 3, "overlapping the open wall: %d of 3 cycles faulted with zero output", faulted);
     CHECK(st.faults_by_cause[RT_FAULT_UNMEASURABLE] == 3 && st.last_fault_cause == RT_FAULT_UNMEASURABLE &&
               !strcmp(rt_fault_name(st.last_fault_cause), "unmeasurable_pair"),
           "counted as an unmeasurable pair: %llu, last '%s'", (unsigned long long)st.faults_by_cause[RT_FAULT_UNMEASURABLE],
           rt_fault_name(st.last_fault_cause));
-    CHECK(rt_service_set_pose(svc, "wall", &wall_at, err, sizeof err) == 0, "wall back: %s", err);
-    steps(svc, &t_ns, 3);
     CHECK(log.n == 11 && !(log.t[10].flags & RT_TEL_FAULT) && log.t[10].force_n.z < 0, "the push returns: flags %#x, force z %g",
           log.n == 11 ? log.t[10].flags : 0u, log.n == 11 ? log.t[10].force_n.z : 0.0);
-    prox_mesh_free(ball);
-    prox_mesh_free(sq);
-    rt_service_destroy(svc);
-    dev_close(dev);
 }
 
 /* A query that settles nothing in its budget next to an object holds the

@@ -265,13 +265,10 @@ static void test_malformed(void)
         fclose(pf);
     }
     const double objects = status_value("objects");
-    send_msg("/load", msg("ss", "plane", plane));
-    reply pr;
-    CHECK(recv_msg("/done", &pr, 20000) == 0 && !strcmp(pr.s0, "/load"), "the plane beside the sphere tree tool: /done");
+    expect_done("/load", msg("ss", "plane", plane));
     unlink(plane);
     CHECK(status_value("objects") == objects + 1, "the plane taken: %g objects, %g before", status_value("objects"), objects);
-    send_msg("/remove", msg("s", "plane"));
-    CHECK(recv_msg("/done", &pr, 2000) == 0 && !strcmp(pr.s0, "/remove"), "the plane removed: /done");
+    expect_done("/remove", msg("s", "plane"));
     CHECK(status_value("objects") == objects, "the plane gone: %g objects, %g before", status_value("objects"), objects);
     expect_fail("/load", msg("ss", "a-name-that-is-far-too-long-for-the-scene", box_path), "characters");
     expect_fail("/load", msg("ssi", "x", box_path, 0), "sphere count is a whole number from 1 to 1000000");

@@ -436,7 +436,9 @@ static void test_run_files_and_progress(void)
     sc = parse("object v voxels 0.01 4 4 4 at 0.2 0 0\nobject table box 0.25 0.25 0.02 at 0 0 -0.3 bvh\n"
                "object ball sphere 0.02 2 at 0 0.2 0\ntool v\nat 0 hand 0 0 0.06\nat 0.5 tool ball\nduration 1\n",
                err, sizeof err);
-    CHECK(sc && sim_run(sc, NULL, &r, err, sizeof err) == 0, "a tool change to a sphere tree beside the BVH table: '%s'", err);
+    CHECK(sc && sim_run(sc, NULL, &r, err, sizeof err) == 0 && r.faults == 0,
+          "a tool change to a sphere tree beside the BVH table runs, no faults (the table far below): '%s', %llu faults", err,
+          sc ? (unsigned long long)r.faults : 0ULL);
     sim_scenario_free(sc);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     CHECK(system(path) == 0, "cleanup");
@@ -718,8 +720,8 @@ static void test_unmeasurable_pair_faults(void)
         sim_report r;
         CHECK(sim_run(sc, NULL, &r, err, sizeof err) == 0, "a sphere tree tool over a BVH table runs: '%s'", err);
         CHECK(r.faults > 200 && r.faults_unmeasurable == r.faults && r.max_force_n > 0.5 && r.min_distance_m >= 0,
-              "a sphere tree pressed into a BVH: %llu faults, %llu unmeasurable, max %.3f N before", (unsigned long long)r.faults,
-              (unsigned long long)r.faults_unmeasurable, r.max_force_n);
+              "a sphere tree pressed into a BVH: %llu faults, %llu unmeasurable, max %.3f N before, min distance %g m",
+              (unsigned long long)r.faults, (unsigned long long)r.faults_unmeasurable, r.max_force_n, r.min_distance_m);
         sim_scenario_free(sc);
     }
     sim_report r;

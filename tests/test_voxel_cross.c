@@ -239,15 +239,24 @@ static const char *write_tmp(const char *name, const char *text)
     return write_bytes(name, (const unsigned char *)text, strlen(text));
 }
 
-static void expect_load_error(const char *name, const char *text, const char *needle)
+/* the n bytes b as tmpdir/name: a .vox the loader refuses, saying needle
+ * and the file's name on one line */
+static void expect_load_error_bytes(const char *name, const void *b, size_t n, const char *needle)
 {
-    const char *p = write_tmp(name, text);
+    const char *p = write_bytes(name, b, n);
     prox_voxmap *m = (prox_voxmap *)1;
     char err[512] = "";
     int rc = prox_voxmap_load(p, &m, err, sizeof err);
     CHECK(rc != 0 && m == NULL, "%s should be refused", name);
+    if (rc == 0 && m && m != (prox_voxmap *)1)
+        prox_voxmap_free(m);
     CHECK(strstr(err, needle) != NULL && strstr(err, name) != NULL && !strchr(err, '\n'), "%s: message '%s' lacks '%s'", name,
           err, needle);
+}
+
+static void expect_load_error(const char *name, const char *text, const char *needle)
+{
+    expect_load_error_bytes(name, text, strlen(text), needle);
 }
 
 /* two maps the same: header and every cell */
@@ -302,11 +311,7 @@ static void test_files(void)
         /* a NUL byte in a cell line: the reader ended the line at it, and
          * "1 1 1 1\0 junk" loaded as the cell (1, 1, 1) */
         static const char nul_vox[] = "hapticd-voxmap 1\ncell 0.1\norigin 0 0 0\ndims 4 4 4\n1 1 1 1\0 junk\n";
-        const char *p = write_bytes("nul.vox", (const unsigned char *)nul_vox, sizeof nul_vox - 1);
-        prox_voxmap *nm = (prox_voxmap *)1;
-        char nerr[512] = "";
-        CHECK(prox_voxmap_load(p, &nm, nerr, sizeof nerr) != 0 && nm == NULL && strstr(nerr, "nul.vox:5: a NUL byte in the line"),
-              "nul.vox: '%s'", nerr);
+        expect_load_error_bytes("nul.vox", nul_vox, sizeof nul_vox - 1, "nul.vox:5: a NUL byte in the line");
     }
     snprintf(buf, sizeof buf, "%s1 1 1 3\n", hdr);
     expect_load_error("class.vox", buf, "unknown class");
