@@ -418,7 +418,15 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
          * spring-damper and is pushed by the contact forces */
         if (!s->proxy_init) {
             s->proxy_x = st.position;
-            s->proxy_v = st.linear_velocity;
+            /* at rest, not at the device's velocity: where it starts over
+             * may be inside an object, and the OSC device's velocity is its
+             * last two poses' difference (a pose 21 cm away 5 ms later:
+             * 42 m/s); started over with it, a 2 cm ball 1 cm into a 4 cm
+             * table went 3.9 cm in its first 1 ms step, out through the
+             * bottom, and the device was pushed down at the force limit.
+             * The coupling's damping gives the velocity's pull instead,
+             * clamped to f_lim, and the output ramps up after a fault. */
+            s->proxy_v = prox_v3(0, 0, 0);
             s->proxy_init = 1;
             s->contact_nrm = prox_v3(0, 0, 0); /* a direction from another tool or before a fault is not this one's */
             /* proxy_hold_left keeps the last measured cycle's mark: where the
