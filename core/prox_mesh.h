@@ -43,7 +43,11 @@ typedef struct prox_mesh {
  * shorter than declared, or fewer elements read than declared are refused.
  * Returns 0 and *out on success. On failure returns -1 and writes a one-line
  * message naming the file and the problem into err (missing, unreadable,
- * empty, not a mesh, header counts, truncated, no triangles). Non-RT. */
+ * empty, not a mesh, header counts, truncated, no triangles, a format
+ * refused by name: Collada, FBX, SMD, NFF, Quick3D, LightWave scenes,
+ * RAW, MilkShape 3D, whose assimp readers hung, crashed or took gigabytes
+ * on small malformed files; a .gltf or .glb that is not glTF 2 JSON, or a
+ * .glb whose chunk lengths the file does not hold). Non-RT. */
 int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen);
 /* The OFF/PLY header checks of prox_mesh_load alone, for other readers
  * that hand a file to assimp (point clouds): 0, or -1 with err. Non-RT. */
