@@ -19,7 +19,7 @@ OPT     ?= -O2
 SAN     ?=
 VERSION := 0.1.0
 
-RUN_PKGS   := libassimp-dev liblo-dev zlib1g-dev pkg-config
+RUN_PKGS   := libassimp-dev liblo-dev zlib1g-dev libjansson-dev pkg-config
 TEST_PKGS  := $(RUN_PKGS) liblo-tools
 BENCH_PKGS := $(TEST_PKGS) g++ libfcl-dev libcgal-dev rt-tests gnuplot-nox
 FUZZ_PKGS  := $(TEST_PKGS) clang
@@ -27,7 +27,7 @@ FUZZ_PKGS  := $(TEST_PKGS) clang
 WARN    := -std=c17 -Wall -Wextra -pedantic -Werror -Wmissing-prototypes -Wno-unused-function
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := $(WARN) $(CFLAGS) $(SAN) -D_GNU_SOURCE -fPIC -Icore -Idrivers -Irt -Isim -MMD -MP
-LDLIBS  := -lassimp -llo -lz -lpthread -lm
+LDLIBS  := -lassimp -ljansson -llo -lz -lpthread -lm
 ALL_LDFLAGS := $(SAN) $(LDFLAGS)
 
 CORE_SRC := $(wildcard core/*.c)

@@ -36,6 +36,7 @@
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <jansson.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -593,234 +594,62 @@ static int glb_check(const unsigned char *t, size_t n, unsigned long long size, 
     return 0;
 }
 
-/* A JSON text as assimp's glTF readers parse it (rapidjson, default
- * flags), checked no more loosely: one value, then only white space up to
- * the end or a NUL byte (rapidjson stops there); strings without control
- * characters, with known escapes and paired surrogates; numbers in JSON's
- * grammar, at most 64 characters, finite, exponents within 308 (rapidjson
- * refuses an overflow); nesting at most JSON_MAX_DEPTH (rapidjson
- * recurses). asset.version, a string, is found on the way. */
-enum { JSON_MAX_DEPTH = 64 };
-typedef struct json_scan {
-    const char *p, *start, *end;
-    const char *why;              /* the first fault, or NULL */
-    const char *version;          /* asset.version (the first "asset", its first "version"), or NULL */
-    size_t version_len;
-    int asset_seen, bad_member;   /* bad_member: asset.version not a string, or asset.profile not an object */
-} json_scan;
-
-static void json_ws(json_scan *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-        s->p++;
-}
-
-static int json_fail(json_scan *s, const char *why)
-{
-    if (!s->why)
-        s->why = why;
-    return -1;
-}
-
-static int json_hex4(json_scan *s, unsigned *cp)
-{
-    *cp = 0;
-    for (int i = 0; i < 4; i++, s->p++) {
-        if (s->p >= s->end || !isxdigit((unsigned char)*s->p))
-            return json_fail(s, "a \\u escape without four hex digits");
-        const int c = tolower((unsigned char)*s->p);
-        *cp = *cp * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
-    }
-    return 0;
-}
-
-/* at the opening quote; *b and *len: the raw text between the quotes */
-static int json_string(json_scan *s, const char **b, size_t *len)
-{
-    *b = ++s->p;
-    while (s->p < s->end && *s->p != '"') {
-        const unsigned char c = (unsigned char)*s->p++;
-        if (c < 0x20)
-            return json_fail(s, "a control character in a string");
-        if (c != '\\')
-            continue;
-        if (s->p >= s->end)
-            break;
-        const char e = *s->p++;
-        unsigned cp, low;
-        if (e == 'u') {
-            if (json_hex4(s, &cp))
-                return -1;
-            if (cp >= 0xdc00 && cp <= 0xdfff)
-                return json_fail(s, "a lone low surrogate");
-            if (cp >= 0xd800 && cp <= 0xdbff &&
-                (s->end - s->p < 2 || s->p[0] != '\\' || s->p[1] != 'u' || (s->p += 2, json_hex4(s, &low)) ||
-                 low < 0xdc00 || low > 0xdfff))
-                return json_fail(s, "a high surrogate without its low one");
-        } else if (!memchr("\"\\/bfnrt", e, 8)) {
-            return json_fail(s, "an unknown escape in a string");
-        }
-    }
-    if (s->p >= s->end)
-        return json_fail(s, "a string without its closing quote");
-    *len = (size_t)(s->p++ - *b);
-    return 0;
-}
-
-static int json_number(json_scan *s)
-{
-    const char *b = s->p;
-    const char *p = b + (b < s->end && *b == '-');
-    const char *digits = p;
-    while (p < s->end && isdigit((unsigned char)*p))
-        p++;
-    if (p == digits || (*digits == '0' && p - digits > 1))
-        return json_fail(s, "a malformed number");
-    if (p < s->end && *p == '.') {
-        const char *f = ++p;
-        while (p < s->end && isdigit((unsigned char)*p))
-            p++;
-        if (p == f)
-            return json_fail(s, "a malformed number");
-    }
-    long exp10 = 0;
-    if (p < s->end && (*p == 'e' || *p == 'E')) {
-        p += p + 1 < s->end && (p[1] == '+' || p[1] == '-') ? 2 : 1;
-        const char *e = p;
-        for (; p < s->end && isdigit((unsigned char)*p); p++)
-            exp10 = exp10 < 100000 ? exp10 * 10 + (*p - '0') : exp10;
-        if (p == e)
-            return json_fail(s, "a malformed number");
-    }
-    char buf[65];
-    if (p - b > 64 || exp10 > 308)
-        return json_fail(s, "a number longer than 64 characters or with an exponent past 308");
-    memcpy(buf, b, (size_t)(p - b));
-    buf[p - b] = 0;
-    if (!isfinite(strtod(buf, NULL)))
-        return json_fail(s, "a number too large for a double");
-    s->p = p;
-    return 0;
-}
-
-/* one value at s->p; depth: the enclosing arrays and objects; in_asset:
- * the value is the first top-level "asset" */
-static int json_value(json_scan *s, int depth, int in_asset)
-{
-    json_ws(s);
-    if (s->p >= s->end)
-        return json_fail(s, "the text ends where a value should be");
-    const char c = *s->p;
-    if (c == '"') {
-        const char *b;
-        size_t len;
-        return json_string(s, &b, &len);
-    }
-    if (c == '-' || isdigit((unsigned char)c))
-        return json_number(s);
-    static const char *const words[3] = {"true", "false", "null"};
-    for (int i = 0; i < 3; i++) {
-        const size_t len = strlen(words[i]);
-        if ((size_t)(s->end - s->p) >= len && memcmp(s->p, words[i], len) == 0) {
-            s->p += len;
-            return 0;
-        }
-    }
-    if (c != '{' && c != '[')
-        return json_fail(s, "a character that starts no value");
-    if (depth + 1 > JSON_MAX_DEPTH)
-        return json_fail(s, "arrays and objects nested deeper than 64");
-    const char close = c == '{' ? '}' : ']';
-    s->p++;
-    json_ws(s);
-    if (s->p < s->end && *s->p == close) {
-        s->p++;
-        return 0;
-    }
-    int version_seen = 0;
-    for (;;) {
-        int member = 0; /* of this object: 1 the first top-level "asset", 2 asset's "version", 3 asset's "profile" */
-        if (close == '}') {
-            json_ws(s);
-            const char *key;
-            size_t len;
-            if (s->p >= s->end || *s->p != '"' || json_string(s, &key, &len))
-                return json_fail(s, "an object member without a quoted name");
-            if (depth == 0 && !s->asset_seen && len == 5 && memcmp(key, "asset", 5) == 0)
-                member = 1, s->asset_seen = 1;
-            else if (in_asset && !version_seen && len == 7 && memcmp(key, "version", 7) == 0)
-                member = 2, version_seen = 1;
-            else if (in_asset && len == 7 && memcmp(key, "profile", 7) == 0)
-                member = 3;
-            json_ws(s);
-            if (s->p >= s->end || *s->p != ':')
-                return json_fail(s, "an object member without ':' after its name");
-            s->p++;
-        }
-        json_ws(s);
-        const char *v = s->p;
-        if (json_value(s, depth + 1, member == 1))
-            return -1;
-        if (member == 1 && *v != '{')
-            s->bad_member = 1; /* assimp then finds no asset, so no version */
-        if (member == 2 && *v != '"')
-            s->bad_member = 1;
-        else if (member == 2)
-            s->version = v + 1, s->version_len = (size_t)(s->p - v - 2);
-        if (member == 3 && *v != '{')
-            s->bad_member = 1;
-        json_ws(s);
-        if (s->p < s->end && *s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (s->p < s->end && *s->p == close) {
-            s->p++;
-            return 0;
-        }
-        return json_fail(s, close == '}' ? "an object member followed by neither ',' nor '}'"
-                                         : "an array item followed by neither ',' nor ']'");
-    }
-}
-
 /* glTF JSON (a .gltf whole, or a .glb's JSON chunk) that assimp's glTF 2
  * reader will claim: where its readers decline a .gltf or .glb, assimp
  * hands the file to whichever reader claims its content, and the FBX
  * reader claims any holding 'fbx' in its first 200 bytes (its file with a
- * model connected to itself, named .gltf, crashed prox info). So: JSON as
- * strict as theirs, an object, whose asset.version is a string starting
- * '2' (glTF 1 files are refused: its reader is tried first and declines a
- * 2.x file). 0, or -1 with err. */
+ * model connected to itself, named .gltf, crashed prox info). So: JSON an
+ * RFC 8259 parser takes (jansson; assimp parses with rapidjson, no looser:
+ * no control characters in strings, known escapes, paired surrogates,
+ * finite numbers, nesting bounded), then only blanks or NUL bytes to the
+ * end (rapidjson stops at a NUL), an object whose asset is an object with
+ * a string version starting '2' and a profile, if any, an object (glTF 1
+ * files are refused: its reader is tried first and declines a 2.x file).
+ * Duplicate names are refused: jansson keeps the last, rapidjson finds
+ * the first, and the version checked must be the one assimp reads.
+ * Numbers are read as doubles, as rapidjson reads large integers. 0, or -1
+ * with err. */
 static int gltf_json_check(const char *t, size_t n, const char *path, char *err, size_t errlen)
 {
-    json_scan s = {t, t, t + n, NULL, NULL, 0, 0, 0};
-    json_ws(&s);
-    if (s.p >= s.end || *s.p != '{')
-        json_fail(&s, "it does not start with '{'");
-    else if (json_value(&s, 0, 0) == 0) {
-        json_ws(&s);
-        if (s.p < s.end && *s.p)
-            json_fail(&s, "more text after the JSON object");
+    json_error_t je;
+    json_t *root = json_loadb(t, n, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &je);
+    if (root) {
+        size_t at = je.position; /* (with JSON_DISABLE_EOF_CHECK: the bytes the value took) */
+        while (at < n && (t[at] == ' ' || t[at] == '\t' || t[at] == '\n' || t[at] == '\r'))
+            at++;
+        if (at < n && t[at]) {
+            json_decref(root);
+            snprintf(err, errlen, "%s: not glTF JSON (more text after the JSON value, byte %zu); assimp would hand it to "
+                                  "whichever of its readers claims the content",
+                     path, at);
+            return -1;
+        }
     }
-    if (s.why) {
+    if (!root || !json_is_object(root)) {
+        if (root)
+            snprintf(je.text, sizeof je.text, "it is not a JSON object");
         snprintf(err, errlen, "%s: not glTF JSON (%s, byte %zu); assimp would hand it to whichever of its readers claims "
                               "the content",
-                 path, s.why, (size_t)(s.p - s.start));
+                 path, je.text, root ? (size_t)0 : (size_t)je.position);
+        json_decref(root);
         return -1;
     }
-    if (s.bad_member) {
+    const json_t *asset = json_object_get(root, "asset");
+    const json_t *version = json_is_object(asset) ? json_object_get(asset, "version") : NULL;
+    const json_t *profile = json_is_object(asset) ? json_object_get(asset, "profile") : NULL;
+    int rc = 0;
+    if ((asset && !json_is_object(asset)) || (version && !json_is_string(version)) || (profile && !json_is_object(profile))) {
         snprintf(err, errlen, "%s: a glTF asset block assimp's glTF 2 reader declines (asset not an object, its version "
                               "not a string or its profile not an object)",
                  path);
-        return -1;
+        rc = -1;
+    } else if (!version || json_string_value(version)[0] != '2') {
+        snprintf(err, errlen, "%s: glTF version %s%.16s%s: only glTF 2.x is read (asset.version; save the model as glTF 2.0)",
+                 path, version ? "'" : "", version ? json_string_value(version) : "missing", version ? "'" : "");
+        rc = -1;
     }
-    if (!s.version || s.version_len == 0 || s.version[0] != '2') {
-        snprintf(err, errlen, "%s: glTF version %s%.*s%s: only glTF 2.x is read (asset.version; save the model as glTF 2.0)",
-                 path, s.version ? "'" : "", s.version ? (int)(s.version_len < 16 ? s.version_len : 16) : 7,
-                 s.version ? s.version : "missing", s.version ? "'" : "");
-        return -1;
-    }
-    return 0;
+    json_decref(root);
+    return rc;
 }
 
 /* Reads an OFF or PLY header from f (size bytes, from its start) into h;
