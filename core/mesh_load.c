@@ -514,6 +514,7 @@ static const refused_format refused_formats[] = {
     {"fbx", "FBX", "overflowed its stack (SIGSEGV) on a 354-byte ASCII file whose model is connected to itself"},
     {"raw", "RAW triangle", "aborted the process (an ai_assert on its colour count) on a 51-byte file of two triangles"},
     {"ms3d", "MilkShape 3D", "crashed (SIGSEGV) on a 140-byte file of 4 vertices, no triangles and one group"},
+    {"ase ask", "3ds Max ASCII scene", "crashed (SIGSEGV) on a 724-byte tetrahedron whose *TIME line was mangled"},
 };
 
 /* The refused format whose suffix path has, or NULL. */

@@ -45,7 +45,7 @@ typedef struct prox_mesh {
  * message naming the file and the problem into err (missing, unreadable,
  * empty, not a mesh, header counts, truncated, no triangles, a format
  * refused by name: Collada, FBX, SMD, NFF, Quick3D, LightWave scenes,
- * RAW, MilkShape 3D, whose assimp readers hung, crashed or took gigabytes
+ * RAW, MilkShape 3D, ASE, whose assimp readers hung, crashed or took gigabytes
  * on small malformed files; a .gltf or .glb that is not glTF 2 JSON, or a
  * .glb whose chunk lengths the file does not hold). Non-RT. */
 int prox_mesh_load(const char *path, prox_mesh **out, char *err, size_t errlen);

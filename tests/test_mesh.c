@@ -978,7 +978,7 @@ static int write_bytes(char *path, size_t pathlen, const char *dir, const char *
  * filled memory (24 GB, then the kernel's kill), the Collada one took
  * 6.3 GB in 13 s, the Quick3D one asked for 180 GB (under ASan; without
  * it the allocation fails at once, a smaller count would be met); nul.lws
- * and group.ms3d crashed the program (SIGSEGV), colours.raw aborted it
+ * group.ms3d and time.ase crashed the program (SIGSEGV), colours.raw aborted it
  * (assimp's ai_assert). A .gltf that its readers decline goes to
  * the reader that claims its content, so it must be glTF 2 JSON: before,
  * quick3d.gltf went to the Quick3D reader, lwsc.gltf to the LightWave
@@ -1007,6 +1007,17 @@ static void test_refused_formats(void)
         "\x00\x74\x65\x74\x00\x00\x00\x00\x00\x00\x00\x73\x63\x6e\x00\x00\x00\x00\x00\x00"
         "\x00\x00\x00\x80\x3c\xd5\xee\xfe\x7f\x00\x00\x01\x00\x03\x00\x00\x00\x00\x00\x00"
         "\x00\x00\x00\x00\x00\x80\x3f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+    /* (fuzz_mesh: an ASE tetrahedron whose *TIME line was mangled) */
+    static const char ase[] =
+        "*3DSMAX_ASCIIEXPORT 200\012*GEOMOBJECT {\012 *NODE_NAME \042tet\042\012 *MESH {\012  *TIME\252\276\263"
+        "\263E 0\012  *MESH_NUMVERTEX 4\012  *MESH_NUMFACES 4\012  *'ESH_VERTEX_LIST {\012   *MESH_VERTEX 0 0 "
+        "0 0\012   *MESH_VERTEX 1 0.1 0 0\012   *MESH_VERTEX 2 0 0.1 0\012   *MESH_VERTEX 3 0 0 0.1\012  }\012"
+        "  *MESH_FACE_LIST {\012   *MESH_FACE 0: A: 0 B: 2 C: 1 AB: 1 BC: 1 CA: 1\012   *MESH_FACE 1: A: 0 B: "
+        "1 C: 3 AB: 1 BC: 1 CA: 1\012   *MESHEX 2 0 0.1 0\012   *MESH_VERTEX 3 0 0 0.1\012  }\012  *MESH_FACE_"
+        "LIST {\012   *MESH_FACE 0: A: 0 B: 2 C: 1 AB: 1 BC: 1 CA: 1\012   *MESH_FACE 1: A: 0 B: 1 C: 3 AB: 1 "
+        "BC: 1 CA: 1\012   *MESH_FACE 2: A: 0 B: 3 C: 2 AB: 1 BC: 1 CA: 1\012   *MESH_FACE 3: A: 1 B: 2 C: 3 A"
+        "B:_FACE 2: A: 0 B: 3 C: 3 AB: 1 BC: 1 CA: 1\012   *MESH_FACE 3: A: 1 B: 2 C: 3 AB: 1 BC: 1 CA: 1\012 "
+        " }\012 }\012}\012";
     static const char raw[] = "0 0 0 0 0 1 0 0 0\x15tte\n 0 0 0 0 0 0 0 0 1 0 0 0\x15tte\n";
     static const char q3d[] = "quick3dsz\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\x93\n\n\n\n\n\n\n\x05\x0b\n\n";
     static const char q3d_json[] = "{\"x\":\"Quick3Ds\"}";
@@ -1030,6 +1041,8 @@ static void test_refused_formats(void)
         {"quick3d.gltf", q3d_json, sizeof q3d_json - 1, "glTF version missing"},
         {"group.ms3d", ms3d, sizeof ms3d - 1, "MilkShape 3D files are not read"},
         {"colours.raw", raw, sizeof raw - 1, "RAW triangle files are not read"},
+        {"time.ase", ase, sizeof ase - 1, "3ds Max ASCII scene files are not read"},
+        {"time.ASK", ase, sizeof ase - 1, "3ds Max ASCII scene files are not read"},
         {"nul.lws", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"nul.MOT", lws, sizeof lws - 1, "LightWave scene files are not read"},
         {"lwsc.gltf", lwsc, sizeof lwsc - 1, "not glTF JSON"},
