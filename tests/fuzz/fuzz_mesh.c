@@ -5,8 +5,10 @@
  * .stl, .obj and every other suffix assimp 5.2.5 names a reader for, read
  * by assimp alone unless the loader refuses the format (a suffix assimp
  * does not know is refused by the loader: fuzz_cloud says why). The first
- * four keep selectors 0 to 3, and fuzz_seeds' SEL_ names the next ones, so
- * a corpus file keeps its format. A mesh that loads gets a bounding volume
+ * four keep selectors 0 to 3 and fuzz_seeds' SEL_ names the next ones, so
+ * a seed keeps its format; a corpus file kept from a run before the table
+ * grew, whose first byte is 4 or more, now reads as another format. A
+ * mesh that loads gets a bounding volume
  * hierarchy and a distance query against itself.
  * FUZZ_MESH_ONLY=gltf,glb (suffixes, comma-separated) reads only the
  * inputs whose selector names one of them, to give a few formats a run of

@@ -4,16 +4,34 @@
 #define FUZZ_QUERY_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "prox.h"
 
-/* data written to /tmp/hapticd-fuzz-PID.EXT (one file a process, reused);
- * its path, or NULL where it cannot be written */
+static char fuzz_file_path[64];
+
+static void fuzz_file_remove(void)
+{
+    if (fuzz_file_path[0])
+        unlink(fuzz_file_path);
+}
+
+/* data written to /tmp/hapticd-fuzz-PID.EXT (one file a process, reused;
+ * the previous one removed when EXT changes, the last at exit); its path,
+ * or NULL where it cannot be written */
 static inline const char *fuzz_file(const char *ext, const void *data, size_t size)
 {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/hapticd-fuzz-%d.%s", (int)getpid(), ext);
+    static int registered;
+    char *path = fuzz_file_path;
+    if (!registered)
+        registered = atexit(fuzz_file_remove) == 0;
+    char next[sizeof fuzz_file_path];
+    snprintf(next, sizeof next, "/tmp/hapticd-fuzz-%d.%s", (int)getpid(), ext);
+    if (path[0] && strcmp(path, next) != 0)
+        unlink(path);
+    memcpy(path, next, sizeof next);
     FILE *f = fopen(path, "wb");
     if (!f)
         return NULL;
