@@ -60,6 +60,15 @@ int prox_ist_prepare_mesh(prox_ist *t, char *err, size_t errlen)
 
 int prox_ist_mesh_ready(const prox_ist *t) { return t && t->mesh_bvh != NULL; }
 
+int prox_ist_prepare_pair(const prox_tree *a, const prox_tree *b, char *err, size_t errlen)
+{
+    const prox_tree *ist = a->type == PROX_TREE_IST && b->type == PROX_TREE_MESH   ? a
+                           : a->type == PROX_TREE_MESH && b->type == PROX_TREE_IST ? b
+                                                                                   : NULL;
+    /* (the tree is the caller's: made mutable by a build or a load) */
+    return ist ? prox_ist_prepare_mesh((prox_ist *)ist->impl, err, errlen) : 0;
+}
+
 /* The pair as the mesh handlers see it: A the IST's surface BVH. A hook
  * the engine calls back with the copy (pruned, from a push) gets it as is.
  * NULL where the IST has no surface BVH. */

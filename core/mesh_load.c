@@ -517,10 +517,9 @@ static const refused_format refused_formats[] = {
     {"ase ask", "3ds Max ASCII scene", "crashed (SIGSEGV) on a 724-byte tetrahedron whose *TIME line was mangled"},
 };
 
-/* The refused format whose suffix path has, or NULL. */
-static const refused_format *refused_format_of(const char *path)
+/* The refused format of suffix dot (".dae"; NULL: none), or NULL. */
+static const refused_format *refused_format_of(const char *dot)
 {
-    const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
     if (!dot || !dot[1])
         return NULL;
     const size_t len = strlen(dot + 1);
@@ -627,11 +626,9 @@ static int gltf_json_check(const char *t, size_t n, const char *path, char *err,
         }
     }
     if (!root || !json_is_object(root)) {
-        if (root)
-            snprintf(je.text, sizeof je.text, "it is not a JSON object");
         snprintf(err, errlen, "%s: not glTF JSON (%s, byte %zu); assimp would hand it to whichever of its readers claims "
                               "the content",
-                 path, je.text, root ? (size_t)0 : (size_t)je.position);
+                 path, root ? "it is not a JSON object" : je.text, root ? (size_t)0 : (size_t)je.position);
         json_decref(root);
         return -1;
     }
@@ -663,7 +660,8 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
 {
     memset(h, 0, sizeof *h);
     *off_text = NULL;
-    const refused_format *no = refused_format_of(path);
+    const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+    const refused_format *no = refused_format_of(dot);
     if (no) { /* before the content: assimp would pick the reader by the name */
         snprintf(err, errlen,
                  "%s: %s files are not read (assimp's %s reader %s); convert it to OFF, PLY, STL or OBJ (e.g. "
@@ -677,7 +675,6 @@ static int mesh_header_check(FILE *f, long long size, const char *path, mesh_hea
         goto oom;
     size_t n = fread(t, 1, cap, f);
     int whole = n < cap;
-    const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
     int has_dim, rc = 0;
     const size_t ply_at = ply_magic(t, n);
     const int ply = ply_at != SIZE_MAX;

@@ -68,6 +68,12 @@ const prox_tree *prox_ist_tree(const prox_ist *ist);
 int prox_ist_prepare_mesh(prox_ist *ist, char *err, size_t errlen);
 /* whether prox_ist_prepare_mesh has run on ist. Any thread. */
 int prox_ist_mesh_ready(const prox_ist *ist);
+/* What queries between trees a and b need built first, built: where one is
+ * an inner sphere tree and the other a mesh BVH, prox_ist_prepare_mesh on
+ * the tree; nothing for other pairs. The caller owns the trees (made by a
+ * build or a load, not const objects) and no query on them runs meanwhile.
+ * 0, or -1 with a message. Non-RT. */
+int prox_ist_prepare_pair(const prox_tree *a, const prox_tree *b, char *err, size_t errlen);
 
 /* .ist cache files: versioned, checksummed (CRC-32 from zlib). */
 int prox_ist_save(const prox_ist *ist, const char *path, char *err, size_t errlen);

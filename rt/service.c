@@ -1214,7 +1214,7 @@ static const char *tree_kind(uint32_t type)
  * and the tool in slot `tool` are such a pair.
  * An inner sphere tree beside a mesh BVH (an open mesh) is measured
  * through a mesh BVH of its surface, built here (off the RT thread, once
- * a tree, prox_ist_prepare_mesh) only when such a pair forms: scenes
+ * a tree, prox_ist_prepare_pair) only when such a pair forms: scenes
  * without one pay nothing. The trees are built in place before the command
  * that pairs them is pushed (the ring's release orders it), and the RT
  * thread reads the new BVH only in the (IST, MESH) queries that command
@@ -1225,12 +1225,9 @@ static int unmeasurable_locked(rt_service *s, const char *name, const prox_tree 
     const uint32_t ta = tree->type, tb = tt->type;
     int swapped;
     if (prox_bank_find(s->bank, ta, tb, PROX_QUERY_DISTANCE, &swapped)) {
-        const prox_tree *ist = ta == PROX_TREE_IST && tb == PROX_TREE_MESH ? tree
-                               : ta == PROX_TREE_MESH && tb == PROX_TREE_IST ? tt
-                                                                             : NULL;
         char e2[256];
-        /* the service made the tree (rt_object_load/from_mesh) and owns it */
-        if (ist && prox_ist_prepare_mesh((prox_ist *)ist->impl, e2, sizeof e2) != 0) {
+        /* (the service made the trees, rt_object_load/from_mesh, and owns them) */
+        if (prox_ist_prepare_pair(tree, tt, e2, sizeof e2) != 0) {
             snprintf(err, errlen, "the loop cannot measure '%s' (%s) against the tool '%s' (%s): %s", name, tree_kind(ta),
                      s->objects[tool].name, tree_kind(tb), e2);
             return 1;

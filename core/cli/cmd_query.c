@@ -264,7 +264,9 @@ static int run_queries(int argc, char **argv, prox_query_kind kind, const char *
         free(poses);
         return 1;
     }
-    if (cli_geom_load(qa.b, &go, &B, err, sizeof err) || cli_geom_pair(&A, &B, err, sizeof err)) {
+    /* (an inner sphere tree against a mesh BVH: its surface BVH; without
+     * it the pair's answers are incomplete, lower bound 0) */
+    if (cli_geom_load(qa.b, &go, &B, err, sizeof err) || prox_ist_prepare_pair(A.tree, B.tree, err, sizeof err)) {
         fprintf(stderr, "prox: %s\n", err);
         cli_geom_free(&A);
         if (B.tree)

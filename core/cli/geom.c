@@ -91,17 +91,6 @@ int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char 
     return 0;
 }
 
-int cli_geom_pair(cli_geom *a, cli_geom *b, char *err, size_t errlen)
-{
-    for (int k = 0; k < 2; k++) {
-        cli_geom *t = k ? b : a, *o = k ? a : b;
-        if (t->tree->type == PROX_TREE_IST && o->tree->type == PROX_TREE_MESH &&
-            prox_ist_prepare_mesh((prox_ist *)t->owner, err, errlen) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 void cli_geom_free(cli_geom *g)
 {
     if (g->free_owner)

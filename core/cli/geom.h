@@ -24,11 +24,6 @@ typedef struct cli_geom_opts {
 } cli_geom_opts;
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen);
-/* Ready a pair for its queries: an inner sphere tree against a mesh BVH
- * (an open mesh) is measured against the tree's surface, through a mesh
- * BVH of it built here (prox_ist_prepare_mesh); without it the pair's
- * answers are incomplete, lower bound 0. 0, or -1 with err. */
-int cli_geom_pair(cli_geom *a, cli_geom *b, char *err, size_t errlen);
 void cli_geom_free(cli_geom *g);
 /* Normalize a mesh the way --normalize does (benchmarks apply the same). */
 void cli_normalize_mesh(prox_mesh *m);
