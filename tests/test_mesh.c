@@ -142,6 +142,15 @@ static int write_file(const char *path, const char *text)
     return 0;
 }
 
+/* size bytes at dir/name; the path in path */
+static int write_bytes(char *path, size_t pathlen, const char *dir, const char *name, const void *data, size_t size)
+{
+    snprintf(path, pathlen, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    const int ok = f && fwrite(data, 1, size, f) == size;
+    return (f && fclose(f) != 0) || !ok ? -1 : 0;
+}
+
 static void test_load_formats(void)
 {
     char dir[] = "/tmp/hapticd-mesh-XXXXXX";
@@ -798,12 +807,8 @@ static void test_ply_lists_not_trusted(void)
                  {"noname", ": no suffix is not a format name assimp knows", q3d, sizeof q3d - 1}};
     for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
         char want[600];
-        snprintf(path, sizeof path, "%s/%s", dir, named[k].name);
+        CHECK(write_bytes(path, sizeof path, dir, named[k].name, named[k].data, named[k].size) == 0, "write %s", named[k].name);
         snprintf(want, sizeof want, "%s%s", path, named[k].want);
-        if ((f = fopen(path, "wb"))) {
-            fwrite(named[k].data, 1, named[k].size, f);
-            fclose(f);
-        }
         prox_mesh *m = NULL;
         err[0] = 0;
         CHECK(load_bounded(path, &m, err, sizeof err) == -1 && !m && !strncmp(err, want, strlen(want)), "%s: '%s' (want '%s...')",
@@ -959,15 +964,6 @@ static void test_load_small_scale(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
-}
-
-/* size bytes at dir/name; the path in path */
-static int write_bytes(char *path, size_t pathlen, const char *dir, const char *name, const void *data, size_t size)
-{
-    snprintf(path, pathlen, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    const int ok = f && fwrite(data, 1, size, f) == size;
-    return (f && fclose(f) != 0) || !ok ? -1 : 0;
 }
 
 /* size bytes at dir/name (path gets it), then loaded: refused, nothing
