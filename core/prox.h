@@ -12,5 +12,6 @@
 #include "prox_ist.h"
 #include "prox_voxel.h"
 #include "prox_boxes.h"
+#include "prox_loader.h"
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "dev_device.h"
 #include "prox.h"
+#include "prox_loader.h"
 #include "rt_osc.h"
 #include "rt_service.h"
 #include "sim.h"
@@ -43,6 +44,9 @@ static void usage(FILE *f)
             "  --ist-spheres N        inner spheres a closed mesh gets when loaded (--load, OSC /load without\n"
             "                         a count of its own, the demo; default 500): more feel flat faces truer,\n"
             "                         cost query time\n"
+            "  --load-timeout S       meshes are read in a child process (a reader that crashes or hangs\n"
+            "                         costs one load, not the service); stop one after S seconds (default 60)\n"
+            "  --load-memory MIB      that process's address space limit in MiB (default 4096; 0 = none)\n"
             "device:\n"
             "  --driver sim|null|osc|replay:FILE   (default sim)\n"
             "  --osc-device-port P    with --driver osc: where /device/force goes (127.0.0.1:P)\n"
@@ -184,7 +188,7 @@ static void fault_causes(const rt_status *st, char *out, size_t n)
 }
 
 /* --scenario: 0 when every expectation holds, 3 when one fails, 1 on errors */
-static int run_scenario(const char *path, const char *record, const char *report_json, int quiet)
+static int run_scenario(const char *path, const char *record, const char *report_json, int quiet, const prox_loader *loader)
 {
     char err[600];
     sim_scenario *sc = sim_scenario_load(path, err, sizeof err);
@@ -194,7 +198,7 @@ static int run_scenario(const char *path, const char *record, const char *report
     }
     if (!quiet)
         fprintf(stderr, "hapticd: scenario %s, %.3g s on a virtual clock\n", path, sim_scenario_duration_s(sc));
-    sim_options o = {record, quiet};
+    sim_options o = {record, quiet, loader};
     sim_report rep;
     if (sim_run(sc, &o, &rep, err, sizeof err) != 0) {
         fprintf(stderr, "hapticd: %s\n", err);
@@ -224,7 +228,11 @@ static int run_scenario(const char *path, const char *record, const char *report
 
 int main(int argc, char **argv)
 {
+    /* this program started again to read one mesh (prox_mesh_load_apart) */
+    if (argc > 1 && !strcmp(argv[1], PROX_LOADER_FLAG))
+        return prox_loader_main(argc, argv);
     rt_config cfg = rt_config_default();
+    cfg.loader.exe = "/proc/self/exe";
     const char *driver = "sim", *osc_addr = "127.0.0.1", *record = NULL, *stats_json = NULL, *tool = NULL, *record_dir = NULL;
     const char *scenario = NULL, *report_json = NULL;
     int osc_port = 57130, no_osc = 0, demo = 0, quiet = 0, osc_dev_port = 57131, odp_given = 0;
@@ -232,7 +240,8 @@ int main(int argc, char **argv)
     const char *loads[64], *poses[64];
     int nloads = 0, nposes = 0;
     enum { O_DEMO = 256, O_LOAD, O_POSE, O_TOOL, O_DRIVER, O_RATE, O_BUDGET, O_CPU, O_PRIO, O_DUR, O_STIFF, O_MAXF, O_MAXT,
-           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD, O_SCEN, O_REPJ, O_ISTSPH };
+           O_OSCA, O_OSCP, O_NOOSC, O_REC, O_JSON, O_QUIET, O_ODP, O_CPULAT, O_RECDIR, O_VOXBUD, O_SCEN, O_REPJ, O_ISTSPH,
+           O_LDTIME, O_LDMEM };
     static const struct option opts[] = {{"demo", no_argument, 0, O_DEMO}, {"load", required_argument, 0, O_LOAD},
                                          {"pose", required_argument, 0, O_POSE}, {"tool", required_argument, 0, O_TOOL},
                                          {"driver", required_argument, 0, O_DRIVER}, {"rate", required_argument, 0, O_RATE},
@@ -246,11 +255,12 @@ int main(int argc, char **argv)
                                          {"cpu-latency-us", required_argument, 0, O_CPULAT}, {"record-dir", required_argument, 0, O_RECDIR},
                                          {"voxel-budget-us", required_argument, 0, O_VOXBUD}, {"scenario", required_argument, 0, O_SCEN},
                                          {"report-json", required_argument, 0, O_REPJ}, {"ist-spheres", required_argument, 0, O_ISTSPH},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"load-timeout", required_argument, 0, O_LDTIME},
+                                         {"load-memory", required_argument, 0, O_LDMEM}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, live_opts = 0; /* options a scenario does not take (it sets its own) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        live_opts += c != O_SCEN && c != O_REPJ && c != O_REC && c != O_QUIET && c != 'h';
+        live_opts += c != O_SCEN && c != O_REPJ && c != O_REC && c != O_QUIET && c != O_LDTIME && c != O_LDMEM && c != 'h';
         char *end = NULL;
         double v = optarg ? strtod(optarg, &end) : 0;
         int numeric_bad = optarg && (end == optarg || *end || !isfinite(v));
@@ -281,6 +291,22 @@ int main(int argc, char **argv)
                 return 2;
             }
             cfg.ist_spheres = (uint32_t)v;
+            break;
+        case O_LDTIME:
+            if (numeric_bad || !(v > 0 && v <= RT_LOAD_SECONDS_MAX)) {
+                fprintf(stderr, "hapticd: --load-timeout is a number of seconds above 0 and at most %g, got '%s'\n",
+                        RT_LOAD_SECONDS_MAX, optarg);
+                return 2;
+            }
+            cfg.loader.seconds = v;
+            break;
+        case O_LDMEM:
+            if (numeric_bad || !(v >= 0 && v <= 1048576) || v != floor(v)) {
+                fprintf(stderr, "hapticd: --load-memory is a whole number of MiB from 0 (no limit) to 1048576, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            cfg.loader.memory_mib = (uint32_t)v;
             break;
         default:
             if (c >= O_RATE && c <= O_VOXBUD && c != O_OSCA && c != O_NOOSC && c != O_REC && c != O_JSON && c != O_QUIET &&
@@ -329,10 +355,10 @@ int main(int argc, char **argv)
     if (scenario) {
         if (live_opts) {
             fprintf(stderr, "hapticd: --scenario sets its own scene, device, rate, budget, gains, limits and inner sphere count "
-                            "(ist_spheres): only --record, --report-json and --quiet go with it\n");
+                            "(ist_spheres): only --record, --report-json, --quiet, --load-timeout and --load-memory go with it\n");
             return 2;
         }
-        return run_scenario(scenario, record, report_json, quiet);
+        return run_scenario(scenario, record, report_json, quiet, &cfg.loader);
     }
     if (report_json) {
         fprintf(stderr, "hapticd: --report-json goes with --scenario\n");

@@ -81,7 +81,8 @@ static int has_ext(const char *path, const char *ext)
 
 int rt_object_is_file(const char *path) { return has_ext(path, ".ist") || has_ext(path, ".vox"); }
 
-int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen)
+int rt_object_load(const char *path, uint32_t ist_spheres, const prox_loader *loader, rt_object *out, char *err,
+                   size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (has_ext(path, ".ist")) {
@@ -99,7 +100,7 @@ int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char 
         return 0;
     }
     prox_mesh *m;
-    if (prox_mesh_load(path, &m, err, errlen) != 0)
+    if (prox_mesh_load_apart(loader, path, &m, err, errlen) != 0)
         return -1;
     char e2[400];
     if (rt_object_from_mesh(m, ist_spheres, out, e2, sizeof e2) != 0) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "prox.h"
+#include "prox_loader.h"
 
 typedef struct rt_object {
     const prox_tree *tree;
@@ -31,8 +32,11 @@ struct rt_voxel_update;
 #define RT_IST_SPHERES_MAX 1000000u
 
 /* A mesh (closed: an inner sphere tree of ist_spheres spheres, at least
- * 1; open: a BVH), an .ist or a .vox file. */
-int rt_object_load(const char *path, uint32_t ist_spheres, rt_object *out, char *err, size_t errlen);
+ * 1; open: a BVH), an .ist or a .vox file. A mesh is read through loader
+ * (prox_mesh_load_apart: in a child process when loader->exe is set; NULL
+ * or no exe: in this process). */
+int rt_object_load(const char *path, uint32_t ist_spheres, const prox_loader *loader, rt_object *out, char *err,
+                   size_t errlen);
 /* whether rt_object_load reads path as a built object (an .ist or .vox
  * file, by its name) rather than a mesh */
 int rt_object_is_file(const char *path);

@@ -53,6 +53,9 @@ typedef struct rt_limits {
 /* the most objects a service holds (rt_config.max_objects) */
 #define RT_MAX_OBJECTS 4096u
 
+/* the longest a mesh load may be given (rt_config.loader.seconds) */
+#define RT_LOAD_SECONDS_MAX 3600.0
+
 typedef struct rt_config {
     double rate_hz;             /* loop rate; default 1000 */
     double budget_us;           /* query budget per cycle; default 300 */
@@ -78,6 +81,11 @@ typedef struct rt_config {
     uint32_t front_pairs;       /* per object: traversal/contact front storage (node pairs, two halves); 0 = none */
     rt_gains gains;
     rt_limits limits;
+    prox_loader loader;         /* how meshes are read (rt_service_load_object, OSC /load, scenarios): in a child
+                                   process under a time and memory limit when loader.exe is set (hapticd sets its
+                                   own executable), so that a mesh reader's crash or hang costs one load, not the
+                                   service; default: in this process, 60 s, 4096 MiB. exe must outlive the
+                                   service; seconds above 0 and at most RT_LOAD_SECONDS_MAX */
 } rt_config;
 
 rt_config rt_config_default(void);

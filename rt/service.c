@@ -180,6 +180,7 @@ rt_config rt_config_default(void)
     c.limits.ramp_s = 0.5;
     c.limits.watchdog_ms = 50;
     c.limits.stale_device_ms = 20;
+    c.loader = prox_loader_default();
     return c;
 }
 
@@ -818,10 +819,11 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
     rt_config c = cfg ? *cfg : rt_config_default();
     if (!dev || !(c.rate_hz >= 10 && c.rate_hz <= 20000) || !(c.budget_us >= 0) || !gains_ok(&c.gains) ||
         !limits_ok(&c.limits) || c.max_objects == 0 || c.max_objects > RT_MAX_OBJECTS || c.cpu_latency_us < -1 ||
-        !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz) || c.ist_spheres == 0 || c.ist_spheres > RT_IST_SPHERES_MAX) {
+        !(c.voxel_budget_us > 0 && c.voxel_budget_us < 1e6 / c.rate_hz) || c.ist_spheres == 0 || c.ist_spheres > RT_IST_SPHERES_MAX ||
+        (c.loader.exe && !(c.loader.seconds > 0 && c.loader.seconds <= RT_LOAD_SECONDS_MAX))) {
         snprintf(err, errlen,
-                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, watchdog and stale times at most %g ms, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period, 1..%u inner spheres an object)",
-                 RT_LIMIT_MAX_MS, (unsigned)RT_MAX_OBJECTS, RT_IST_SPHERES_MAX);
+                 "service: invalid configuration (rate 10..20000 Hz, non-negative gains and limits, watchdog and stale times at most %g ms, 1..%u objects, CPU latency -1 or more, voxel budget above 0 and below the period, 1..%u inner spheres an object, a mesh load time limit above 0 and at most %g s)",
+                 RT_LIMIT_MAX_MS, (unsigned)RT_MAX_OBJECTS, RT_IST_SPHERES_MAX, RT_LOAD_SECONDS_MAX);
         return NULL;
     }
     const char *why = gains_fit(&c.gains, &dev->info);
@@ -1304,7 +1306,7 @@ int rt_service_load_object(rt_service *s, const char *name, const char *path, co
     if (taken)
         return -1;
     rt_object obj;
-    if (rt_object_load(path, ist_spheres ? ist_spheres : s->cfg.ist_spheres, &obj, err, errlen) != 0)
+    if (rt_object_load(path, ist_spheres ? ist_spheres : s->cfg.ist_spheres, &s->cfg.loader, &obj, err, errlen) != 0)
         return -1;
     if (rt_service_add_object(s, name, &obj, pose, err, errlen) != 0) {
         rt_object_free(&obj);

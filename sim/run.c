@@ -104,7 +104,8 @@ static int object_error(const sim_scenario *sc, const sim_object *o, const char 
     return -1;
 }
 
-static int build_object(rt_service *svc, const sim_scenario *sc, const sim_object *o, char *err, size_t errlen)
+static int build_object(rt_service *svc, const prox_loader *loader, const sim_scenario *sc, const sim_object *o, char *err,
+                        size_t errlen)
 {
     char e2[400];
     rt_object obj;
@@ -118,7 +119,7 @@ static int build_object(rt_service *svc, const sim_scenario *sc, const sim_objec
         if (!o->bvh)
             return rt_service_load_object(svc, o->name, o->path, &o->pose, o->spheres, e2, sizeof e2) == 0 ? 0
                                                                                                             : object_error(sc, o, e2, err, errlen);
-        if (prox_mesh_load(o->path, &m, e2, sizeof e2) != 0)
+        if (prox_mesh_load_apart(loader, o->path, &m, e2, sizeof e2) != 0)
             return object_error(sc, o, e2, err, errlen);
         break;
     case SOBJ_VOXELS: {
@@ -199,7 +200,7 @@ static int apply_command(rt_service *svc, const sim_scenario *sc, const sim_even
 
 int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, char *err, size_t errlen)
 {
-    sim_options o = {NULL, 1};
+    sim_options o = {NULL, 1, NULL};
     if (opt)
         o = *opt;
     memset(rep, 0, sizeof *rep);
@@ -223,6 +224,8 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
     cfg.rate_hz = sc->rate_hz, cfg.budget_us = sc->budget_us, cfg.gains = sc->gains, cfg.limits = sc->limits;
     cfg.ist_spheres = sc->ist_spheres; /* the files it loads too */
     cfg.priority = 0, cfg.cpu = -1, cfg.cpu_latency_us = -1;
+    if (o.loader)
+        cfg.loader = *o.loader;
     cfg.max_objects = sc->nobj > cfg.max_objects ? sc->nobj : cfg.max_objects; /* no event adds objects */
     if (cfg.voxel_budget_us >= 0.5e6 / sc->rate_hz) /* below the period at every rate */
         cfg.voxel_budget_us = 0.5e6 / sc->rate_hz;
@@ -236,7 +239,7 @@ int sim_run(const sim_scenario *sc, const sim_options *opt, sim_report *rep, cha
     for (uint32_t i = 0; i < sc->nobj && !rc; i++) {
         if (!o.quiet)
             fprintf(stderr, "sim: building %s\n", sc->obj[i].name);
-        rc = build_object(svc, sc, &sc->obj[i], err, errlen);
+        rc = build_object(svc, &cfg.loader, sc, &sc->obj[i], err, errlen);
     }
     if (!rc && rt_service_set_tool(svc, sc->tool, e2, sizeof e2)) {
         snprintf(err, errlen, "%s: tool %s: %s", sc->name, sc->tool, e2);

@@ -64,6 +64,8 @@ typedef struct sim_report {
 typedef struct sim_options {
     const char *record_path; /* telemetry record (NULL: none), the service's format */
     int quiet;               /* no progress lines on stderr */
+    const prox_loader *loader; /* how the scenario's mesh files are read (rt_config.loader); NULL: in this
+                                  process, with prox_loader_default's limits */
 } sim_options;
 
 /* Run the scenario; 0 and *rep filled, or -1 + err (the scene failed to

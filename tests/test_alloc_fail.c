@@ -371,6 +371,23 @@ static int op_mesh_load(void *ctx, char *err, size_t errlen)
     return ok ? 1 : -1;
 }
 
+/* the same file read by a child process (this program, answering
+ * PROX_LOADER_FLAG in main): the allocations failed are the parent's */
+static int op_mesh_load_apart(void *ctx, char *err, size_t errlen)
+{
+    (void)ctx;
+    const prox_loader ld = {"/proc/self/exe", 60, 0};
+    prox_mesh *m = NULL;
+    if (prox_mesh_load_apart(&ld, off_path, &m, err, errlen) != 0) {
+        CHECK(m == NULL, "a failed load handed out a mesh");
+        return 0;
+    }
+    const int ok = m->triangle_count == 576 && m->closed && m->oriented;
+    CHECK(ok, "loaded apart %u triangles, closed %d, oriented %d", m->triangle_count, m->closed, m->oriented);
+    prox_mesh_free(m);
+    return ok ? 1 : -1;
+}
+
 static int check_ist(prox_ist *t, const char *what, char *err, size_t errlen)
 {
     answers a;
@@ -707,7 +724,7 @@ static int op_sim(void *ctx, char *err, size_t errlen)
     sim_scenario *sc = sim_scenario_parse(ctx, "t.sim", NULL, err, errlen);
     if (!sc)
         return 0;
-    sim_options o = {NULL, 1};
+    sim_options o = {NULL, 1, NULL};
     sim_report r;
     int rc = sim_run(sc, &o, &r, err, errlen) == 0 ? 1 : 0;
     /* the lockstep run is deterministic (every query completes): what it
@@ -750,6 +767,8 @@ static void test_meshes(void)
     exercise(&o);
     const op l = {"an OFF mesh loaded", 1, op_mesh_load, NULL};
     exercise(&l);
+    const op a = {"an OFF mesh loaded apart", 1, op_mesh_load_apart, NULL};
+    exercise(&a);
 }
 
 static void test_trees(void)
@@ -845,7 +864,8 @@ static void teardown(void)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    if (argc > 1 && !strcmp(argv[1], PROX_LOADER_FLAG)) /* op_mesh_load_apart's child */
+        return prox_loader_main(argc, argv);
     if (setup() != 0) {
         fprintf(stderr, "setup failed\n");
         teardown();

@@ -256,7 +256,7 @@ static void test_help_and_refusals(void)
                    "hapticd: --osc-device-port goes with --driver osc (the driver is null)\n");
     expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--demo", NULL}, 2, "--scenario sets its own scene");
     expect_refused((const char *[]){"--scenario", "sim/scenarios/press.sim", "--budget-us", "100", NULL}, 2,
-                   "only --record, --report-json and --quiet go with it");
+                   "only --record, --report-json, --quiet, --load-timeout and --load-memory go with it");
     expect_refused((const char *[]){"--load", "noequals", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 2,
                    "--load wants NAME=PATH, got 'noequals'");
     expect_refused((const char *[]){"--demo", "--pose", "ball=1,2", QUIET_MACHINE, "--no-osc", "--duration", "0.1", NULL}, 2,
@@ -909,6 +909,89 @@ static void test_scenario_status(void)
     free(r);
 }
 
+/* hapticd reads meshes in a child process of its own (--load, OSC /load,
+ * scenario files): a reader past --load-timeout or --load-memory fails
+ * that one load with a message saying so, and the service goes on */
+static void test_loads_apart(void)
+{
+    expect_refused((const char *[]){"--demo", "--load-timeout", "0", NULL}, 2,
+                   "hapticd: --load-timeout is a number of seconds above 0 and at most 3600, got '0'");
+    expect_refused((const char *[]){"--demo", "--load-timeout", "soon", NULL}, 2, "--load-timeout is a number of seconds");
+    expect_refused((const char *[]){"--demo", "--load-memory", "1.5", NULL}, 2,
+                   "hapticd: --load-memory is a whole number of MiB from 0 (no limit) to 1048576, got '1.5'");
+    expect_refused((const char *[]){"--demo", "--load-memory", "-1", NULL}, 2, "--load-memory is a whole number of MiB");
+    char box[300], box_at[320], big[300], big_at[320], sim_path[300], err_path[300], buf[16384];
+    write_small_box("apart_box.off", box, box_at);
+    run_result *r = malloc(sizeof *r);
+    if (!r)
+        return;
+    /* a mesh read apart loads as it did in the process */
+    run((const char *[]){"--demo", "--load", box_at, "--pose", "box=0.5,0,0,1,0,0,0", "--load-memory", "256", QUIET_MACHINE,
+                         "--no-osc", "--duration", "0.2", NULL},
+        "apart", 60, r);
+    CHECK(r->rc == 0 && strstr(r->err, "loading box from"), "a load through the child: exit %d, stderr: %s", r->rc, r->err);
+    /* the time limit: a start alone takes longer than 1 ms */
+    run((const char *[]){"--demo", "--load", box_at, "--load-timeout", "0.001", QUIET_MACHINE, "--no-osc", "--duration", "0.2",
+                         NULL},
+        "late", 60, r);
+    char want[400];
+    snprintf(want, sizeof want, "hapticd: %s: the mesh loader took longer than 0.001 s and was stopped; nothing was loaded\n", box);
+    CHECK(r->rc == 1 && strstr(r->err, want), "--load-timeout 0.001: exit %d, stderr: %s", r->rc, r->err);
+    /* scenarios read their mesh files the same way */
+    snprintf(sim_path, sizeof sim_path, "%s/apart.sim", dir);
+    write_text(sim_path, "rate 1000\nduration 0.2\nobject table file apart_box.off\nobject ball sphere 0.02 2\ntool ball\n"
+                         "at 0.0 hand 0 0 0.06\n");
+    run((const char *[]){"--scenario", sim_path, "--quiet", "--load-timeout", "0.001", NULL}, "late sim", 120, r);
+    CHECK(r->rc == 1 && strstr(r->err, "object table: ") && strstr(r->err, "the mesh loader took longer than 0.001 s"),
+          "a scenario's file past --load-timeout: exit %d, stderr: %s", r->rc, r->err);
+    run((const char *[]){"--scenario", sim_path, "--quiet", "--load-timeout", "60", NULL}, "sim", 120, r);
+    CHECK(r->rc == 0, "the same scenario in time: exit %d, stderr: %s", r->rc, r->err);
+    free(r);
+    if (getenv("HAPTICD_SANITIZED")) { /* (no memory limit in sanitizer builds) */
+        fprintf(stderr, "    (memory limit: skipped, sanitizer build)\n");
+        return;
+    }
+    /* the memory limit: a 172,800-triangle mesh in 24 MiB fails over OSC,
+     * the service answers on, and a small mesh loads after it */
+    snprintf(big, sizeof big, "%s/apart_big.off", dir);
+    snprintf(big_at, sizeof big_at, "big=%s", big);
+    prox_mesh *m = prox_mesh_make_tiled_box(prox_v3(0.1, 0.1, 0.1), 120);
+    check_write_off(big, m);
+    prox_mesh_free(m);
+    snprintf(err_path, sizeof err_path, "%s/apart_osc.err", dir);
+    pid_t pid = spawn((const char *[]){"--demo", QUIET_MACHINE, "--osc-port", "0", "--quiet", "--load-memory", "24", NULL},
+                      "apart_osc");
+    const char *said = wait_for_text(err_path, "OSC 127.0.0.1:", buf, sizeof buf, 60);
+    const int port = said ? atoi(said + strlen("OSC 127.0.0.1:")) : 0;
+    CHECK(port > 0, "the port hapticd took: %s", buf);
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    osc_seen seen;
+    memset(&seen, 0, sizeof seen);
+    lo_server s = port > 0 ? lo_server_new(NULL, NULL) : NULL;
+    lo_address a = port > 0 ? lo_address_new("127.0.0.1", port_s) : NULL;
+    if (s && a) {
+        lo_server_add_method(s, "/done", NULL, on_done, &seen);
+        lo_server_add_method(s, "/fail", NULL, on_fail, &seen);
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/load", "ss", "big", big);
+        osc_wait(s, seen.fail, 60000);
+        CHECK(strstr(seen.fail, "/load") && strstr(seen.fail, "the mesh loader may use at most 24 MiB of address space"),
+              "/load past the memory limit: /fail, got '%s'", seen.fail);
+        lo_send_from(a, s, LO_TT_IMMEDIATE, "/load", "ssfffffff", "box", box, 0.5f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f);
+        osc_wait(s, seen.done, 60000);
+        CHECK(!strcmp(seen.done, "/load"), "/load of a small mesh after it: /done, got '%s' (fail '%s')", seen.done, seen.fail);
+    }
+    if (a)
+        lo_address_free(a);
+    if (s)
+        lo_server_free(s);
+    if (pid > 0)
+        kill(pid, SIGINT);
+    const int rc = wait_exit(pid, 60);
+    read_text(err_path, buf, sizeof buf);
+    CHECK(rc == 0, "the service after a failed load: exit %d, stderr: %s", rc, buf);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -927,6 +1010,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_files_replay);
     RUN_TEST(test_open_meshes);
     RUN_TEST(test_scenario_status);
+    RUN_TEST(test_loads_apart);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -59,7 +59,7 @@ static int run_text(const char *text, const char *record, sim_report *rep)
     CHECK(sc, "%s", err);
     if (!sc)
         return -1;
-    sim_options o = {record, 1};
+    sim_options o = {record, 1, NULL};
     int rc = sim_run(sc, &o, rep, err, sizeof err);
     CHECK(rc == 0, "%s", err);
     sim_scenario_free(sc);
@@ -403,7 +403,7 @@ static void test_run_files_and_progress(void)
         snprintf(path, sizeof path, "%s/nope.off", dir);
         CHECK(sim_run(sc, NULL, &r, err, sizeof err) == -1 && strstr(err, "t.sim:1: object table: ") && strstr(err, path),
               "a BVH file that cannot be read: '%s'", err);
-        sim_options o = {"/nonexistent/folder/t.rec", 1};
+        sim_options o = {"/nonexistent/folder/t.rec", 1, NULL};
         sim_scenario_free(sc);
         sc = parse(PRESS_SCENE "duration 2\n", err, sizeof err);
         CHECK(sc && sim_run(sc, &o, &r, err, sizeof err) == -1 && !strncmp(err, "t.sim: ", 7) && strstr(err, "/nonexistent/folder/t.rec"),
@@ -658,7 +658,7 @@ static void test_object_kinds_and_run_errors(void)
                                           err, sizeof err);
     CHECK(sc != NULL, "parsed: %s", err);
     if (sc) {
-        sim_options o = {NULL, 1};
+        sim_options o = {NULL, 1, NULL};
         CHECK(sim_run(sc, &o, &r, err, sizeof err) == -1 && strstr(err, "t.sim:1: object m: ") && strstr(err, "/nonexistent/nope.off"),
               "a file object that cannot be read: '%s'", err);
         sim_scenario_free(sc);

@@ -68,7 +68,7 @@ int prox_cli_build(int argc, char **argv)
     }
     char err[512];
     prox_mesh *m;
-    if (prox_mesh_load(in, &m, err, sizeof err)) {
+    if (prox_mesh_load_apart(&cli_loader, in, &m, err, sizeof err)) {
         fprintf(stderr, "prox: %s\n", err);
         return 1;
     }

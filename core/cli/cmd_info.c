@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "geom.h"
 #include "prox.h"
 
 int prox_cli_info(int argc, char **argv)
@@ -12,7 +13,7 @@ int prox_cli_info(int argc, char **argv)
     }
     char err[512];
     prox_mesh *m;
-    if (prox_mesh_load(argv[1], &m, err, sizeof err)) {
+    if (prox_mesh_load_apart(&cli_loader, argv[1], &m, err, sizeof err)) {
         fprintf(stderr, "prox: %s\n", err);
         return 1;
     }

@@ -11,6 +11,8 @@
 #include "prox_ist.h"
 #include "prox_voxel.h"
 
+prox_loader cli_loader = {NULL, 60.0, 4096};
+
 static int has_ext(const char *path, const char *ext)
 {
     size_t n = strlen(path), e = strlen(ext);
@@ -52,7 +54,7 @@ int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char 
         return 0;
     }
     prox_mesh *m = NULL;
-    if (prox_mesh_load(path, &m, err, errlen) != 0)
+    if (prox_mesh_load_apart(&cli_loader, path, &m, err, errlen) != 0)
         return -1;
     if (o && o->normalize)
         cli_normalize_mesh(m);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "geom.h"
 
 static const struct {
     const char *name;
@@ -43,6 +44,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* this program started again to read one mesh (prox_mesh_load_apart) */
+    if (argc > 1 && !strcmp(argv[1], PROX_LOADER_FLAG))
+        return prox_loader_main(argc, argv);
+    cli_loader.exe = "/proc/self/exe";
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
