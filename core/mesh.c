@@ -109,19 +109,33 @@ prox_mesh *prox_mesh_from_arrays(const prox_vec3 *vertices, uint32_t vertex_coun
     return m;
 }
 
+/* a triangle's edge, filed under its lower vertex */
 typedef struct edge_rec {
-    uint32_t lo, hi;
+    uint32_t hi;      /* the higher vertex */
     uint32_t forward; /* 1 if the triangle runs lo -> hi */
 } edge_rec;
 
 static int edge_cmp(const void *pa, const void *pb)
 {
     const edge_rec *a = pa, *b = pb;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    if (a->hi != b->hi)
-        return a->hi < b->hi ? -1 : 1;
-    return 0;
+    return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+/* the edges filed under one vertex, in order of hi: by insertion where
+ * they are few (a vertex's degree), else qsort (a fan's apex) */
+static void sort_edges(edge_rec *e, size_t n)
+{
+    if (n > 16) {
+        qsort(e, n, sizeof *e, edge_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        const edge_rec x = e[i];
+        size_t j = i;
+        for (; j > 0 && e[j - 1].hi > x.hi; j--)
+            e[j] = e[j - 1];
+        e[j] = x;
+    }
 }
 
 int prox_mesh_check_arrays(const prox_mesh *m)
@@ -168,34 +182,56 @@ int prox_mesh_write_off(const prox_mesh *m, const char *path, char *err, size_t 
 
 int prox_mesh_analyze(prox_mesh *m)
 {
-    size_t ne = (size_t)m->triangle_count * 3;
+    const uint32_t nv = m->vertex_count, nt = m->triangle_count;
+    for (uint32_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++)
+            if (m->triangles[t][k] >= nv)
+                return -1;
+    /* the edges filed by their lower vertex (a counting sort: a qsort of
+     * all of them took 25 of a 37 ms load of bunny00), then each vertex's
+     * by the higher one: equal edges side by side */
+    const size_t ne = (size_t)nt * 3;
     edge_rec *e = malloc(sizeof *e * (ne ? ne : 1));
-    if (!e)
+    size_t *end = calloc((size_t)nv + 1, sizeof *end); /* end[v + 1]: counts, then where vertex v's edges end */
+    if (!e || !end) {
+        free(e);
+        free(end);
         return -1;
-    for (uint32_t t = 0; t < m->triangle_count; t++)
+    }
+    for (uint32_t t = 0; t < nt; t++)
         for (int k = 0; k < 3; k++) {
-            uint32_t a = m->triangles[t][k], b = m->triangles[t][(k + 1) % 3];
-            edge_rec *r = &e[3 * (size_t)t + k];
-            r->lo = a < b ? a : b;
+            const uint32_t a = m->triangles[t][k], b = m->triangles[t][(k + 1) % 3];
+            end[(a < b ? a : b) + 1]++;
+        }
+    for (uint32_t v = 0; v < nv; v++)
+        end[v + 1] += end[v]; /* end[v]: where vertex v's edges begin */
+    for (uint32_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            const uint32_t a = m->triangles[t][k], b = m->triangles[t][(k + 1) % 3];
+            edge_rec *r = &e[end[a < b ? a : b]++]; /* end[v] moves to where vertex v's edges end */
             r->hi = a < b ? b : a;
             r->forward = a < b;
         }
-    qsort(e, ne, sizeof *e, edge_cmp);
     m->boundary_edges = m->nonmanifold_edges = m->misoriented_edges = 0;
-    for (size_t i = 0; i < ne;) {
-        size_t j = i + 1;
-        while (j < ne && e[j].lo == e[i].lo && e[j].hi == e[i].hi)
-            j++;
-        size_t n = j - i;
-        if (n == 1)
-            m->boundary_edges++;
-        else if (n > 2)
-            m->nonmanifold_edges++;
-        else if (e[i].forward == e[i + 1].forward)
-            m->misoriented_edges++;
-        i = j;
+    for (uint32_t v = 0; v < nv; v++) {
+        const size_t from = v ? end[v - 1] : 0, to = end[v];
+        sort_edges(e + from, to - from);
+        for (size_t i = from; i < to;) {
+            size_t j = i + 1;
+            while (j < to && e[j].hi == e[i].hi)
+                j++;
+            const size_t n = j - i;
+            if (n == 1)
+                m->boundary_edges++;
+            else if (n > 2)
+                m->nonmanifold_edges++;
+            else if (e[i].forward == e[i + 1].forward)
+                m->misoriented_edges++;
+            i = j;
+        }
     }
     free(e);
+    free(end);
     m->closed = m->triangle_count > 0 && m->boundary_edges == 0 && m->nonmanifold_edges == 0;
 
     double vol = 0, area = 0;

@@ -78,7 +78,9 @@ int prox_mesh_arrays_ok(const prox_vec3 *vertices, uint32_t vertex_count, const 
  * this first. Any thread, RT safe. */
 int prox_mesh_check_arrays(const prox_mesh *m);
 
-/* Recompute the analysis fields. Non-RT (allocates temporary edge tables). */
+/* Recompute the analysis fields. 0, or -1 (nothing changed) when a
+ * triangle index is not below vertex_count or out of memory. Non-RT
+ * (allocates temporary edge tables). */
 int prox_mesh_analyze(prox_mesh *m);
 
 /* Apply a uniform scale and translation in place: p -> s * p + t; re-analyze. */

@@ -113,6 +113,58 @@ static void test_defects(void)
     prox_mesh_free(b);
 }
 
+/* edge counts where a vertex has many edges (a cone's apex, vertex 0, is
+ * the lower end of 40 edges, each used twice), a surface met three times
+ * along its edges, and an index out of range (refused, nothing changed) */
+static void test_analyze_edges(void)
+{
+    enum { N = 40 };
+    prox_vec3 v[N + 2];
+    uint32_t t[2 * N][3];
+    v[0] = prox_v3(0, 0, 1);
+    v[N + 1] = prox_v3(0, 0, 0);
+    for (int i = 0; i < N; i++) {
+        const double a = 2 * M_PI * i / N;
+        v[1 + i] = prox_v3(cos(a), sin(a), 0);
+        const uint32_t r0 = 1 + (uint32_t)i, r1 = 1 + (uint32_t)((i + 1) % N);
+        t[i][0] = 0, t[i][1] = r0, t[i][2] = r1;             /* side, outward */
+        t[N + i][0] = N + 1, t[N + i][1] = r1, t[N + i][2] = r0; /* base, facing down */
+    }
+    prox_mesh *cone = prox_mesh_from_arrays(v, N + 2, (const uint32_t(*)[3])t, 2 * N);
+    CHECK(cone && cone->closed && cone->oriented && cone->boundary_edges == 0 && cone->nonmanifold_edges == 0 &&
+              cone->misoriented_edges == 0 && cone->volume > 0,
+          "the cone: closed %d oriented %d, edges %u/%u/%u", cone ? cone->closed : -1, cone ? cone->oriented : -1,
+          cone ? cone->boundary_edges : 0, cone ? cone->nonmanifold_edges : 0, cone ? cone->misoriented_edges : 0);
+    if (cone) {
+        /* two side triangles flipped: the apex's edges between them and their neighbours disagree */
+        for (int i = 3; i <= 4; i++) {
+            uint32_t s = cone->triangles[i][1];
+            cone->triangles[i][1] = cone->triangles[i][2], cone->triangles[i][2] = s;
+        }
+        CHECK(prox_mesh_analyze(cone) == 0 && cone->closed && !cone->oriented && cone->misoriented_edges == 4 &&
+                  cone->boundary_edges == 0,
+              "two side faces flipped: %u misoriented", cone->misoriented_edges);
+        /* an index out of range: refused, the fields as they were */
+        prox_mesh before = *cone;
+        cone->triangles[7][2] = N + 2;
+        CHECK(prox_mesh_analyze(cone) == -1 && cone->misoriented_edges == before.misoriented_edges &&
+                  cone->closed == before.closed && cone->volume == before.volume,
+              "an index out of range: analysed");
+    }
+    prox_mesh_free(cone);
+    /* the side's first triangle given three times: its three edges each
+     * meet four triangles (non-manifold), nothing open */
+    uint32_t t3[2 * N + 2][3];
+    memcpy(t3, t, sizeof(t[0]) * 2 * N);
+    memcpy(t3[2 * N], t[0], sizeof t[0]);
+    memcpy(t3[2 * N + 1], t[0], sizeof t[0]);
+    prox_mesh *three = prox_mesh_from_arrays(v, N + 2, (const uint32_t(*)[3])t3, 2 * N + 2);
+    CHECK(three && !three->closed && three->nonmanifold_edges == 3 && three->boundary_edges == 0,
+          "a face given three times: %u non-manifold, %u boundary", three ? three->nonmanifold_edges : 0,
+          three ? three->boundary_edges : 0);
+    prox_mesh_free(three);
+}
+
 static void test_contains(void)
 {
     prox_mesh *s = prox_mesh_make_sphere(1.0, 3);
@@ -1282,6 +1334,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_tiled_box);
     RUN_TEST(test_sphere_torus);
     RUN_TEST(test_defects);
+    RUN_TEST(test_analyze_edges);
     RUN_TEST(test_contains);
     RUN_TEST(test_load_formats);
     RUN_TEST(test_load_malformed);
