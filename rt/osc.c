@@ -15,6 +15,17 @@
  * not undo the elements before it. The loop commands of the good ones are
  * held back and handed to the loop together (rt_service_bundle_begin), so
  * they take effect in the same cycle.
+ *
+ * /load builds on a thread of its own (the builder, started with the OSC
+ * thread): a build takes from milliseconds to seconds, and the OSC thread
+ * must go on reading /device/pose (the OSC device's input, stale after 20
+ * ms) and a /forces 0. While a build runs, the messages that touch neither
+ * the scene nor the loop's settings (osc_immediate) are answered at once;
+ * every other datagram is held, in arrival order, and dispatched when the
+ * build's reply has gone out, so a script's `/load ball ...` then
+ * `/tool ball` still runs in that order. A /load inside a bundle builds on
+ * the OSC thread, as part of the bundle. A polled server (no threads) builds
+ * on the caller's thread.
  */
 #include "rt_osc.h"
 
@@ -40,6 +51,27 @@
 #define OSC_VERSION_MINOR 1
 #define OSC_VERSION_PATCH 0
 
+/* datagrams held while a build runs (rt_osc.held): at most this many
+ * bytes; past it a datagram is refused with a /fail */
+#define OSC_HELD_BYTES (4u << 20)
+
+/* a held datagram: this head, then n bytes */
+typedef struct osc_held_head {
+    uint32_t n;
+    int from_valid;
+    struct sockaddr_in from;
+} osc_held_head;
+
+/* the /load the builder runs */
+typedef struct osc_load_job {
+    char name[RT_NAME_MAX];
+    char *path; /* malloc'd by the OSC thread, freed by the builder */
+    prox_xform pose;
+    uint32_t spheres;
+    struct sockaddr_in to;
+    int to_valid;
+} osc_load_job;
+
 typedef struct osc_subscriber {
     struct sockaddr_in addr;
     double period_s; /* 0 = unused slot */
@@ -64,6 +96,20 @@ struct rt_osc {
     osc_subscriber subs[RT_OSC_MAX_SUBSCRIBERS];
     int listening;
     char record_dir[256]; /* where /record/start may create files; "" = refused */
+    /* the builder (a /load at a time) and the datagrams held meanwhile */
+    pthread_t builder;
+    int builder_started;
+    pthread_mutex_t build_lock; /* job, build_pending, build_quit */
+    pthread_cond_t build_cond;
+    osc_load_job job;
+    int build_pending, build_quit;
+    atomic_int building;  /* from a /load's hand-over to the builder until its reply is out */
+    int wake[2];          /* the builder writes a byte when a build ends: the OSC thread's poll wakes */
+    int in_bundle;        /* the OSC thread is dispatching a bundle's elements */
+    char loading[RT_NAME_MAX]; /* the name the last /load handed to the builder (OSC thread) */
+    unsigned char *held;  /* OSC_HELD_BYTES: osc_held_head + bytes, oldest at held_from (OSC thread only) */
+    size_t held_from, held_to;
+    uint32_t held_count;
     _Atomic uint64_t received, dispatched, failed, malformed, replies, telemetry_sent, reply_drops;
 };
 
@@ -102,6 +148,20 @@ static void osc_reply(rt_osc *o, const char *path, lo_message m)
         osc_send_to(o, &o->sender, path, m);
 }
 
+/* /fail cmd reason to `to` (any thread; nothing when !to_valid) */
+static void osc_fail_to(rt_osc *o, const struct sockaddr_in *to, int to_valid, const char *cmd, const char *reason)
+{
+    atomic_fetch_add(&o->failed, 1);
+    if (!to_valid)
+        return;
+    char cut[OSC_ECHO_MAX + 4];
+    lo_message m = lo_message_new();
+    lo_message_add_string(m, osc_echo(cmd, cut));
+    lo_message_add_string(m, reason);
+    osc_send_to(o, to, "/fail", m);
+    lo_message_free(m);
+}
+
 static void osc_fail(rt_osc *o, const char *cmd, const char *fmt, ...)
 {
     char reason[256];
@@ -109,25 +169,24 @@ static void osc_fail(rt_osc *o, const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    atomic_fetch_add(&o->failed, 1);
-    char cut[OSC_ECHO_MAX + 4];
-    lo_message m = lo_message_new();
-    lo_message_add_string(m, osc_echo(cmd, cut));
-    lo_message_add_string(m, reason);
-    osc_reply(o, "/fail", m);
-    lo_message_free(m);
+    osc_fail_to(o, &o->sender, o->sender_valid, cmd, reason);
 }
 
-static void osc_done(rt_osc *o, const char *cmd, const char *detail)
+/* /done cmd [detail] to `to` (any thread; nothing when !to_valid) */
+static void osc_done_to(rt_osc *o, const struct sockaddr_in *to, int to_valid, const char *cmd, const char *detail)
 {
+    if (!to_valid)
+        return;
     char cut[OSC_ECHO_MAX + 4], cut2[OSC_ECHO_MAX + 4];
     lo_message m = lo_message_new();
     lo_message_add_string(m, osc_echo(cmd, cut));
     if (detail)
         lo_message_add_string(m, osc_echo(detail, cut2));
-    osc_reply(o, "/done", m);
+    osc_send_to(o, to, "/done", m);
     lo_message_free(m);
 }
+
+static void osc_done(rt_osc *o, const char *cmd, const char *detail) { osc_done_to(o, &o->sender, o->sender_valid, cmd, detail); }
 
 /* ---- argument checking ---- */
 
@@ -293,6 +352,8 @@ OSC_HANDLER(h_status)
     lo_message_add_string(m, "voxel_queued"), lo_message_add_int32(m, (int32_t)st.voxel_queued);
     lo_message_add_string(m, "telemetry_drops"), lo_message_add_int64(m, (int64_t)st.telemetry_drops);
     lo_message_add_string(m, "note"), lo_message_add_string(m, st.rt_note ? st.rt_note : "");
+    /* the object a /load is building, "" when none (h_load writes it on this thread) */
+    lo_message_add_string(m, "loading"), lo_message_add_string(m, atomic_load(&o->building) ? o->loading : "");
     osc_reply(o, "/status.reply", m);
     lo_message_free(m);
     return 0;
@@ -328,11 +389,59 @@ OSC_HANDLER(h_load)
         }
         spheres = (uint32_t)v[7];
     }
+    if (o->builder_started && !o->in_bundle) { /* the builder answers it */
+        char *copy = strdup(osc_str(argv, 1));
+        if (!copy) {
+            osc_fail(o, path, "out of memory");
+            return 0;
+        }
+        pthread_mutex_lock(&o->build_lock);
+        snprintf(o->job.name, sizeof o->job.name, "%s", name);
+        snprintf(o->loading, sizeof o->loading, "%s", name);
+        o->job.path = copy;
+        o->job.pose = pose;
+        o->job.spheres = spheres;
+        o->job.to = o->sender;
+        o->job.to_valid = o->sender_valid;
+        o->build_pending = 1;
+        atomic_store(&o->building, 1); /* the OSC thread holds what comes next */
+        pthread_cond_signal(&o->build_cond);
+        pthread_mutex_unlock(&o->build_lock);
+        return 0;
+    }
     if (rt_service_load_object(o->svc, name, osc_str(argv, 1), &pose, spheres, err, sizeof err))
         osc_fail(o, path, "%s", err);
     else
         osc_done(o, path, name);
     return 0;
+}
+
+static void *osc_builder(void *arg)
+{
+    rt_osc *o = arg;
+    pthread_mutex_lock(&o->build_lock);
+    for (;;) {
+        while (!o->build_pending && !o->build_quit)
+            pthread_cond_wait(&o->build_cond, &o->build_lock);
+        if (!o->build_pending)
+            break; /* (a job handed over before the quit still runs) */
+        osc_load_job j = o->job;
+        o->build_pending = 0;
+        pthread_mutex_unlock(&o->build_lock);
+        char err[512];
+        if (rt_service_load_object(o->svc, j.name, j.path, &j.pose, j.spheres, err, sizeof err))
+            osc_fail_to(o, &j.to, j.to_valid, "/load", err);
+        else
+            osc_done_to(o, &j.to, j.to_valid, "/load", j.name);
+        free(j.path);
+        atomic_store(&o->building, 0);
+        const char byte = 1;
+        if (write(o->wake[1], &byte, 1) < 0) { /* full: the OSC thread wakes anyway within its poll's timeout */
+        }
+        pthread_mutex_lock(&o->build_lock);
+    }
+    pthread_mutex_unlock(&o->build_lock);
+    return NULL;
 }
 
 OSC_HANDLER(h_remove)
@@ -802,7 +911,16 @@ rt_osc *rt_osc_create(rt_service *svc, const char *addr, int port, char *err, si
     }
     o->svc = svc;
     o->fd = -1;
+    o->wake[0] = o->wake[1] = -1;
     pthread_mutex_init(&o->sub_lock, NULL);
+    pthread_mutex_init(&o->build_lock, NULL);
+    pthread_cond_init(&o->build_cond, NULL);
+    atomic_init(&o->building, 0);
+    o->held = malloc(OSC_HELD_BYTES);
+    if (!o->held || pipe2(o->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "osc: %s", o->held ? strerror(errno) : "out of memory");
+        goto fail;
+    }
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -925,11 +1043,140 @@ void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user)
     o->pose_user = user;
 }
 
+/* one datagram from o->sender (o->sender_valid): checked, then liblo
+ * dispatches it */
+static void osc_dispatch(rt_osc *o, const unsigned char *cbuf, ssize_t n)
+{
+    unsigned char *buf = (unsigned char *)cbuf; /* (liblo's calls take it non-const; they only read it) */
+    /* Validate the datagram with liblo's parser first so that a
+     * malformed one gets a /fail instead of silence. */
+    int res = 0;
+    char why[160];
+    if (n > 0 && osc_packet_check(buf, (size_t)n, 0, why, sizeof why)) {
+        char addr[OSC_ECHO_MAX + 1];
+        size_t k = 0;
+        while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
+            addr[k] = (char)buf[k], k++;
+        addr[k] = 0;
+        atomic_fetch_add(&o->malformed, 1);
+        osc_fail(o, addr, "%s", why);
+    } else if (n >= 8 && buf[0] == '#') {
+        /* bundles: let liblo walk them; the service holds their
+         * commands back and hands them to the loop together, so they
+         * take effect in one cycle (rt_service_bundle_begin) */
+        char berr[160];
+        const int held = rt_service_bundle_begin(o->svc, berr, sizeof berr) == 0;
+        if (!held)
+            osc_fail(o, "#bundle", "%s: its elements run one by one", berr);
+        o->in_bundle = 1;
+        if (lo_server_dispatch_data(o->lo, buf, (size_t)n) < 0) {
+            atomic_fetch_add(&o->malformed, 1);
+            osc_fail(o, "#bundle", "malformed OSC bundle");
+        }
+        o->in_bundle = 0;
+        if (held && rt_service_bundle_end(o->svc, berr, sizeof berr) < 0)
+            osc_fail(o, "#bundle", "%s", berr);
+    } else {
+        lo_message m = n > 0 ? lo_message_deserialise(buf, (size_t)n, &res) : NULL;
+        if (!m) {
+            atomic_fetch_add(&o->malformed, 1);
+            osc_fail(o, "?", "malformed OSC message (%zd bytes, liblo error %d)", n, res);
+        } else {
+            lo_message_free(m);
+            lo_server_dispatch_data(o->lo, buf, (size_t)n);
+        }
+    }
+}
+
+/* whether a datagram runs at once while a build runs: a message that
+ * touches neither the scene nor the loop's settings (/version, /status,
+ * /device/pose, /telemetry/subscribe and unsubscribe), or /forces 0
+ * (zeroing the output is never held back; /forces 1 waits its turn) */
+static int osc_immediate(const unsigned char *buf, ssize_t n)
+{
+    static const char *const now[] = {"/version", "/status", "/device/pose", "/telemetry/subscribe", "/telemetry/unsubscribe"};
+    if (n <= 0 || buf[0] != '/' || !memchr(buf, 0, (size_t)n))
+        return 0;
+    for (size_t i = 0; i < sizeof now / sizeof now[0]; i++)
+        if (!strcmp((const char *)buf, now[i]))
+            return 1;
+    if (strcmp((const char *)buf, "/forces"))
+        return 0;
+    int res;
+    lo_message m = lo_message_deserialise((void *)buf, (size_t)n, &res);
+    if (!m)
+        return 0;
+    double v = 1;
+    lo_arg **argv = lo_message_get_argv(m);
+    const char *types = lo_message_get_types(m);
+    if (lo_message_get_argc(m) == 1) {
+        float f;
+        int32_t i;
+        double d;
+        int64_t h;
+        if (types[0] == 'i')
+            memcpy(&i, argv[0], 4), v = i;
+        else if (types[0] == 'f')
+            memcpy(&f, argv[0], 4), v = f;
+        else if (types[0] == 'd')
+            memcpy(&d, argv[0], 8), v = d;
+        else if (types[0] == 'h')
+            memcpy(&h, argv[0], 8), v = (double)h;
+    }
+    lo_message_free(m);
+    return v == 0.0;
+}
+
+/* keep the datagram from o->sender for after the build; 0, or -1 (no room) */
+static int osc_hold(rt_osc *o, const unsigned char *buf, ssize_t n)
+{
+    const size_t need = sizeof(osc_held_head) + (size_t)n;
+    if (o->held_to + need > OSC_HELD_BYTES && o->held_from > 0) { /* move what is left to the front */
+        memmove(o->held, o->held + o->held_from, o->held_to - o->held_from);
+        o->held_to -= o->held_from;
+        o->held_from = 0;
+    }
+    if (o->held_to + need > OSC_HELD_BYTES)
+        return -1;
+    osc_held_head h = {(uint32_t)n, o->sender_valid, o->sender};
+    memcpy(o->held + o->held_to, &h, sizeof h);
+    memcpy(o->held + o->held_to + sizeof h, buf, (size_t)n);
+    o->held_to += need;
+    o->held_count++;
+    return 0;
+}
+
+/* dispatch held datagrams, oldest first, until none is left or one starts
+ * a build; how many */
+static int osc_run_held(rt_osc *o)
+{
+    int handled = 0;
+    while (o->held_count && !atomic_load(&o->building)) {
+        osc_held_head h;
+        memcpy(&h, o->held + o->held_from, sizeof h);
+        o->sender = h.from;
+        o->sender_valid = h.from_valid;
+        osc_dispatch(o, o->held + o->held_from + sizeof h, (ssize_t)h.n);
+        o->sender_valid = 0;
+        o->held_from += sizeof h + h.n;
+        if (--o->held_count == 0)
+            o->held_from = o->held_to = 0;
+        handled++;
+    }
+    return handled;
+}
+
 int rt_osc_poll(rt_osc *o, int timeout_ms)
 {
-    struct pollfd pfd = {o->fd, POLLIN, 0};
-    int handled = 0;
-    int r = poll(&pfd, 1, timeout_ms);
+    int handled = osc_run_held(o);
+    struct pollfd pfd[2] = {{o->fd, POLLIN, 0}, {o->wake[0], POLLIN, 0}};
+    int r = poll(pfd, o->wake[0] >= 0 ? 2 : 1, timeout_ms);
+    if (r > 0 && (pfd[1].revents & POLLIN)) { /* a build ended: what it held runs first */
+        char drain[64];
+        while (read(o->wake[0], drain, sizeof drain) > 0) {
+        }
+        handled += osc_run_held(o);
+    }
     while (r > 0) {
         unsigned char buf[65536];
         socklen_t sl = sizeof o->sender;
@@ -938,45 +1185,24 @@ int rt_osc_poll(rt_osc *o, int timeout_ms)
             break;
         o->sender_valid = sl == sizeof o->sender && o->sender.sin_family == AF_INET;
         atomic_fetch_add(&o->received, 1);
-        /* Validate the datagram with liblo's parser first so that a
-         * malformed one gets a /fail instead of silence. */
-        int res = 0;
-        char why[160];
-        if (n > 0 && osc_packet_check(buf, (size_t)n, 0, why, sizeof why)) {
-            char addr[OSC_ECHO_MAX + 1];
-            size_t k = 0;
-            while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
-                addr[k] = (char)buf[k], k++;
-            addr[k] = 0;
-            atomic_fetch_add(&o->malformed, 1);
-            osc_fail(o, addr, "%s", why);
-        } else if (n >= 8 && buf[0] == '#') {
-            /* bundles: let liblo walk them; the service holds their
-             * commands back and hands them to the loop together, so they
-             * take effect in one cycle (rt_service_bundle_begin) */
-            char berr[160];
-            const int held = rt_service_bundle_begin(o->svc, berr, sizeof berr) == 0;
-            if (!held)
-                osc_fail(o, "#bundle", "%s: its elements run one by one", berr);
-            if (lo_server_dispatch_data(o->lo, buf, (size_t)n) < 0) {
-                atomic_fetch_add(&o->malformed, 1);
-                osc_fail(o, "#bundle", "malformed OSC bundle");
+        /* behind a build, or behind what one held: held, in order */
+        if ((atomic_load(&o->building) || o->held_count) && !osc_immediate(buf, n)) {
+            if (osc_hold(o, buf, n) != 0) {
+                char addr[OSC_ECHO_MAX + 1];
+                size_t k = 0;
+                while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
+                    addr[k] = (char)buf[k], k++;
+                addr[k] = 0;
+                osc_fail(o, addr[0] ? addr : "?",
+                         "not run: a /load is building and %u messages (%u bytes at most) wait behind it; send it again "
+                         "after the /load's reply",
+                         o->held_count, OSC_HELD_BYTES);
             }
-            if (held && rt_service_bundle_end(o->svc, berr, sizeof berr) < 0)
-                osc_fail(o, "#bundle", "%s", berr);
-        } else {
-            lo_message m = n > 0 ? lo_message_deserialise(buf, (size_t)n, &res) : NULL;
-            if (!m) {
-                atomic_fetch_add(&o->malformed, 1);
-                osc_fail(o, "?", "malformed OSC message (%zd bytes, liblo error %d)", n, res);
-            } else {
-                lo_message_free(m);
-                lo_server_dispatch_data(o->lo, buf, (size_t)n);
-            }
-        }
+        } else
+            osc_dispatch(o, buf, n);
         o->sender_valid = 0;
         handled++;
-        r = poll(&pfd, 1, 0);
+        r = poll(pfd, 1, 0);
     }
     return handled;
 }
@@ -991,10 +1217,16 @@ static void *osc_thread(void *arg)
 
 int rt_osc_start(rt_osc *o, char *err, size_t errlen)
 {
+    if (pthread_create(&o->builder, NULL, osc_builder, o) != 0) {
+        snprintf(err, errlen, "osc: cannot start its builder thread");
+        return -1;
+    }
+    o->builder_started = 1;
     atomic_store(&o->running, 1);
     if (pthread_create(&o->thread, NULL, osc_thread, o) != 0) {
         atomic_store(&o->running, 0);
         snprintf(err, errlen, "osc: cannot start its thread");
+        rt_osc_stop(o);
         return -1;
     }
     o->thread_started = 1;
@@ -1003,11 +1235,36 @@ int rt_osc_start(rt_osc *o, char *err, size_t errlen)
 
 void rt_osc_stop(rt_osc *o)
 {
-    if (!o || !o->thread_started)
+    if (!o)
         return;
-    atomic_store(&o->running, 0);
-    pthread_join(o->thread, NULL);
-    o->thread_started = 0;
+    if (o->thread_started) {
+        atomic_store(&o->running, 0);
+        pthread_join(o->thread, NULL);
+        o->thread_started = 0;
+    }
+    if (o->builder_started) { /* a build under way finishes and answers */
+        pthread_mutex_lock(&o->build_lock);
+        o->build_quit = 1;
+        pthread_cond_signal(&o->build_cond);
+        pthread_mutex_unlock(&o->build_lock);
+        pthread_join(o->builder, NULL);
+        o->builder_started = 0;
+    }
+    /* what waited behind a build is not run: its senders are told */
+    while (o->held_count) {
+        osc_held_head h;
+        memcpy(&h, o->held + o->held_from, sizeof h);
+        char addr[OSC_ECHO_MAX + 1];
+        size_t k = 0;
+        const unsigned char *b = o->held + o->held_from + sizeof h;
+        while (k < h.n && k < OSC_ECHO_MAX && b[k])
+            addr[k] = (char)b[k], k++;
+        addr[k] = 0;
+        osc_fail_to(o, &h.from, h.from_valid, addr[0] ? addr : "?", "not run: hapticd stopped while it waited behind a /load");
+        o->held_from += sizeof h + h.n;
+        o->held_count--;
+    }
+    o->held_from = o->held_to = 0;
 }
 
 void rt_osc_destroy(rt_osc *o)
@@ -1023,7 +1280,13 @@ void rt_osc_destroy(rt_osc *o)
         unlink(o->lo_path);
     if (o->fd >= 0)
         close(o->fd);
+    for (int i = 0; i < 2; i++)
+        if (o->wake[i] >= 0)
+            close(o->wake[i]);
+    free(o->held);
     pthread_mutex_destroy(&o->sub_lock);
+    pthread_mutex_destroy(&o->build_lock);
+    pthread_cond_destroy(&o->build_cond);
     free(o);
 }
 

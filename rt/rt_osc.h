@@ -7,8 +7,10 @@
  * network). Replies go back to the sender through our socket.
  *
  * Thread rules: everything here runs on non-RT threads. rt_osc_start makes
- * the OSC thread; the telemetry listener runs on the service's
- * housekeeping thread. The address space is documented in docs/osc.md.
+ * the OSC thread and the builder thread (/load builds there while the OSC
+ * thread goes on: osc.c, docs/osc.md); the telemetry listener runs on the
+ * service's housekeeping thread. The address space is documented in
+ * docs/osc.md.
  */
 #ifndef RT_OSC_H
 #define RT_OSC_H
@@ -35,8 +37,11 @@ int rt_osc_port(const rt_osc *o);
 int rt_osc_set_record_dir(rt_osc *o, const char *dir, char *err, size_t errlen);
 void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user);
 int rt_osc_start(rt_osc *o, char *err, size_t errlen);
-/* Handle pending datagrams without a thread (tests); waits up to timeout_ms. */
+/* Handle pending datagrams without a thread (tests: /load then builds on
+ * the caller's thread); waits up to timeout_ms. */
 int rt_osc_poll(rt_osc *o, int timeout_ms);
+/* Stop the threads: a build under way finishes and answers first; the
+ * messages held behind it are refused (/fail). */
 void rt_osc_stop(rt_osc *o);
 void rt_osc_destroy(rt_osc *o);
 

@@ -162,6 +162,31 @@ static double status_value(const char *key)
     return NAN;
 }
 
+/* a string key of /status.reply into out ("?" when there is none) */
+static void status_text(const char *key, char *out, size_t size)
+{
+    snprintf(out, size, "?");
+    send_msg("/status", lo_message_new());
+    char buf[70000];
+    struct pollfd p = {cli_fd, POLLIN, 0};
+    while (poll(&p, 1, 1000) > 0) {
+        ssize_t n = recv(cli_fd, buf, sizeof buf, 0);
+        if (n <= 0 || strcmp(buf, "/status.reply"))
+            continue;
+        int res;
+        lo_message m = lo_message_deserialise(buf, (size_t)n, &res);
+        if (!m)
+            return;
+        const char *types = lo_message_get_types(m);
+        lo_arg **argv = lo_message_get_argv(m);
+        for (int i = 0; i + 1 < lo_message_get_argc(m); i += 2)
+            if (types[i] == 's' && types[i + 1] == 's' && !strcmp((const char *)argv[i], key))
+                snprintf(out, size, "%s", (const char *)argv[i + 1]);
+        lo_message_free(m);
+        return;
+    }
+}
+
 static lo_message msg(const char *types, ...)
 {
     lo_message m = lo_message_new();
@@ -242,6 +267,167 @@ static void test_objects_and_parameters(void)
     expect_done("/remove", msg("s", "floor"));
     CHECK(status_value("objects") == 1, "one object left");
     expect_fail("/remove", msg("s", "floor"), "no object");
+}
+
+/* the replies that came to the client, in order: path and first string
+ * (the "/status.reply" of a status), until /done or /fail of `until_cmd`
+ * has come (its index; -1 if not within timeout_ms) and then `after` more
+ * (or timeout_ms) */
+typedef struct seen_reply {
+    char path[32], s0[64], s1[256];
+} seen_reply;
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int collect(seen_reply *out, int max, int *n, const char *until_cmd, int after, int timeout_ms)
+{
+    const double end = mono_s() + timeout_ms * 1e-3;
+    int at = -1;
+    while (*n < max && mono_s() < end && (at < 0 || *n < at + 1 + after)) {
+        struct pollfd p = {cli_fd, POLLIN, 0};
+        const double left_ms = (end - mono_s()) * 1e3;
+        if (poll(&p, 1, left_ms < 1 ? 1 : left_ms > 20 ? 20 : (int)left_ms) <= 0)
+            continue;
+        char buf[70000];
+        ssize_t k = recv(cli_fd, buf, sizeof buf, 0);
+        int res;
+        lo_message m = k > 0 ? lo_message_deserialise(buf, (size_t)k, &res) : NULL;
+        if (!m)
+            continue;
+        seen_reply *r = &out[(*n)++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->path, sizeof r->path, "%.31s", buf);
+        const char *types = lo_message_get_types(m);
+        lo_arg **argv = lo_message_get_argv(m);
+        if (lo_message_get_argc(m) >= 1 && types[0] == 's')
+            snprintf(r->s0, sizeof r->s0, "%s", (const char *)argv[0]);
+        if (lo_message_get_argc(m) >= 2 && types[1] == 's')
+            snprintf(r->s1, sizeof r->s1, "%s", (const char *)argv[1]);
+        lo_message_free(m);
+        if (at < 0 && (!strcmp(r->path, "/done") || !strcmp(r->path, "/fail")) && !strcmp(r->s0, until_cmd))
+            at = *n - 1;
+    }
+    return at;
+}
+
+/* the first reply at or after `from` with this path and first string; -1 */
+static int find_reply(const seen_reply *s, int n, int from, const char *path, const char *s0)
+{
+    for (int i = from; i < n; i++)
+        if (!strcmp(s[i].path, path) && (!s0 || !strcmp(s[i].s0, s0)))
+            return i;
+    return -1;
+}
+
+/* /load builds beside the OSC thread: while a build of 20,000 spheres
+ * runs (about 0.8 s here), /status, /forces 0 and the OSC device's poses
+ * are answered at once; a /remove of the object being built and /forces 1
+ * wait, and run after the load's reply, in the order sent */
+static void test_load_beside(void)
+{
+    const double c0 = status_value("cycles"), f0 = status_value("faults");
+    char loading[64];
+    status_text("loading", loading, sizeof loading);
+    CHECK(!strcmp(loading, ""), "/status before: loading '%s'", loading);
+    send_msg("/load", msg("ssfffffffi", "slow", box_path, 0.3, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 20000));
+    const double t0 = mono_s();
+    status_text("loading", loading, sizeof loading);
+    CHECK(!strcmp(loading, "slow"), "/status while it builds: loading '%s'", loading);
+    send_msg("/status", lo_message_new());
+    send_msg("/forces", msg("i", 0));
+    send_msg("/remove", msg("s", "slow"));
+    send_msg("/forces", msg("i", 1));
+    /* the device's poses, every 2 ms, until the load's reply (away from the scene) */
+    enum { MAX = 64 };
+    seen_reply s[MAX];
+    int n = 0, at = -1;
+    double first_status = -1;
+    while (at < 0 && mono_s() < t0 + 60) {
+        send_msg("/device/pose", msg("fffffff", 0.0, 0.3, 0.5, 1.0, 0.0, 0.0, 0.0));
+        at = collect(s, MAX, &n, "/load", 0, 2);
+        if (first_status < 0 && find_reply(s, n, 0, "/status.reply", NULL) >= 0)
+            first_status = mono_s() - t0;
+    }
+    const double build_s = mono_s() - t0;
+    collect(s, MAX, &n, "/remove", 1, 5000); /* the /remove and the /forces 1 after it */
+    const double c1 = status_value("cycles"), f1 = status_value("faults");
+    status_text("loading", loading, sizeof loading);
+    CHECK(!strcmp(loading, ""), "/status after: loading '%s'", loading);
+    CHECK(at >= 0 && !strcmp(s[at].path, "/done") && !strcmp(s[at].s1, "slow"), "the load: %s %s %s", at >= 0 ? s[at].path : "none",
+          at >= 0 ? s[at].s0 : "", at >= 0 ? s[at].s1 : "");
+    const int st = find_reply(s, n, 0, "/status.reply", NULL), off = find_reply(s, n, 0, "/done", "/forces"),
+              pose = find_reply(s, n, 0, "/done", "/remove"), on = off >= 0 ? find_reply(s, n, off + 1, "/done", "/forces") : -1;
+    CHECK(st >= 0 && st < at && off >= 0 && off < at, "/status (%d) and /forces 0 (%d) answered before the load's reply (%d)", st, off, at);
+    CHECK(pose > at && on > pose, "/remove of the new object (%d) and /forces 1 (%d) after the load's reply (%d), in order", pose, on, at);
+    CHECK(find_reply(s, n, 0, "/fail", NULL) < 0, "no /fail: %s %s", n ? s[0].s0 : "", n ? s[0].s1 : "");
+    /* the device stayed fresh: a blocked OSC thread would leave it stale
+     * (a fault) nearly every cycle of the build */
+    CHECK(c1 - c0 > 100 && f1 - f0 < 0.5 * (c1 - c0), "faults %g in %g cycles while the load built", f1 - f0, c1 - c0);
+    fprintf(stderr, "    a %.2f s /load: /status answered %.1f ms after it was sent; %g faults in %g cycles\n", build_s,
+            first_status * 1e3, f1 - f0, c1 - c0);
+}
+
+/* what waits behind a build is held up to 4 MiB; past it a datagram is
+ * refused with a /fail saying so, and the rest run after the build */
+static void test_load_holds_bounded(void)
+{
+    send_msg("/load", msg("ssi", "slow", box_path, 20000));
+    static unsigned char blob[64000];
+    int sent = 0;
+    for (; sent < 80; sent++) { /* 5.1 MB: about 65 fit */
+        lo_message m = lo_message_new();
+        lo_message_add_string(m, "nomap");
+        lo_blob b = lo_blob_new(sizeof blob, blob);
+        lo_message_add_blob(m, b);
+        send_msg("/voxel/batch", m);
+        lo_blob_free(b);
+        usleep(1000); /* the OSC thread keeps up: the kernel drops what overruns the socket */
+    }
+    enum { MAX = 256 };
+    static seen_reply s[MAX];
+    int n = 0;
+    const int at = collect(s, MAX, &n, "/load", 0, 60000);
+    int refused = 0, later = 0;
+    for (int i = 0; i < n; i++)
+        refused += i < at && !strcmp(s[i].path, "/fail") && strstr(s[i].s1, "not run: a /load is building") != NULL;
+    collect(s, MAX, &n, "/never", 0, 3000); /* the held batches' own replies */
+    for (int i = at + 1; i < n; i++)
+        later += !strcmp(s[i].path, "/fail") && !strcmp(s[i].s0, "/voxel/batch");
+    CHECK(at >= 0 && !strcmp(s[at].path, "/done"), "the load's reply");
+    CHECK(refused >= 5 && refused <= 20 && later >= 60 && refused + later == sent, "%d refused while it built, %d run after (of %d)",
+          refused, later, sent);
+    expect_done("/remove", msg("s", "slow"));
+}
+
+/* a server stopped while it builds: the build finishes and answers, what
+ * waited behind it is refused with a /fail */
+static void test_load_stop(void)
+{
+    char err[256];
+    rt_osc *o2 = rt_osc_create(svc, "127.0.0.1", 0, err, sizeof err);
+    CHECK(o2 && rt_osc_start(o2, err, sizeof err) == 0, "a second server: %s", err);
+    if (!o2)
+        return;
+    const int saved = server_port;
+    server_port = rt_osc_port(o2);
+    send_msg("/load", msg("ssfffffffi", "late", box_path, 0.0, 0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 20000));
+    send_msg("/pose", msg("sfffffff", "late", 0.0, 0.6, 0.0, 1.0, 0.0, 0.0, 0.0));
+    server_port = saved;
+    usleep(100000); /* both received, the build under way */
+    rt_osc_destroy(o2);
+    enum { MAX = 16 };
+    seen_reply s[MAX];
+    int n = 0;
+    collect(s, MAX, &n, "/pose", 0, 5000);
+    const int load = find_reply(s, n, 0, "/done", "/load"), pose = find_reply(s, n, 0, "/fail", "/pose");
+    CHECK(load >= 0 && pose > load && strstr(s[pose].s1, "not run: hapticd stopped while it waited behind a /load"),
+          "the load answered (%d), the /pose refused after it (%d: %s)", load, pose, pose >= 0 ? s[pose].s1 : "");
+    expect_done("/remove", msg("s", "late"));
 }
 
 static void test_malformed(void)
@@ -946,6 +1132,9 @@ int main(int argc, char **argv)
     }
     RUN_TEST(test_version_status);
     RUN_TEST(test_objects_and_parameters);
+    RUN_TEST(test_load_beside);
+    RUN_TEST(test_load_holds_bounded);
+    RUN_TEST(test_load_stop);
     RUN_TEST(test_malformed);
     RUN_TEST(test_patterns_bundles_replies);
     RUN_TEST(test_record_over_osc);
