@@ -96,12 +96,19 @@ int prox_loader_main(int argc, char **argv)
         return 2;
     }
     /* the reply goes to the descriptor standard output was; whatever a
-     * library prints goes to standard error */
+     * library prints goes to standard error (or nowhere, where the caller
+     * had closed its standard error) */
     const int out = dup(1);
-    if (out < 0 || dup2(2, 1) < 0)
+    if (out < 0)
         return 3;
+    if (dup2(2, 1) < 0) {
+        const int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (nul < 0 || dup2(nul, 1) < 0)
+            return 3;
+        close(nul);
+    }
     reply_head h = {REPLY_MAGIC, REPLY_VERSION, -1, 0, 0, 0, 0, 0};
-    char err[REPLY_MSG_MAX];
+    char err[REPLY_MSG_MAX] = "";
     prox_mesh *m = NULL;
     struct rlimit r = {(rlim_t)mib << 20, (rlim_t)mib << 20};
     if (mib && !LOADER_SANITIZED && setrlimit(RLIMIT_AS, &r) != 0)
@@ -117,6 +124,8 @@ int prox_loader_main(int argc, char **argv)
         rc = write_all(out, &h, sizeof h) || write_all(out, m->vertices, sizeof *m->vertices * m->vertex_count) ||
              write_all(out, m->triangles, sizeof *m->triangles * m->triangle_count);
     else {
+        if (!err[0]) /* (every refusal says why; the reply needs a message) */
+            snprintf(err, sizeof err, "%s: not loaded", argv[3]);
         h.msg_len = (uint32_t)strnlen(err, sizeof err - 1);
         rc = write_all(out, &h, sizeof h) || write_all(out, err, h.msg_len);
     }

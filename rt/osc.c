@@ -1043,6 +1043,17 @@ void rt_osc_set_pose_input(rt_osc *o, rt_osc_pose_fn fn, void *user)
     o->pose_user = user;
 }
 
+/* a datagram's address (its bytes up to the first NUL, at most
+ * OSC_ECHO_MAX) into addr, for a /fail that names it */
+static const char *osc_address_of(const unsigned char *buf, size_t n, char addr[OSC_ECHO_MAX + 1])
+{
+    size_t k = 0;
+    while (k < n && k < OSC_ECHO_MAX && buf[k])
+        addr[k] = (char)buf[k], k++;
+    addr[k] = 0;
+    return addr;
+}
+
 /* one datagram from o->sender (o->sender_valid): checked, then liblo
  * dispatches it */
 static void osc_dispatch(rt_osc *o, const unsigned char *cbuf, ssize_t n)
@@ -1054,12 +1065,8 @@ static void osc_dispatch(rt_osc *o, const unsigned char *cbuf, ssize_t n)
     char why[160];
     if (n > 0 && osc_packet_check(buf, (size_t)n, 0, why, sizeof why)) {
         char addr[OSC_ECHO_MAX + 1];
-        size_t k = 0;
-        while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
-            addr[k] = (char)buf[k], k++;
-        addr[k] = 0;
         atomic_fetch_add(&o->malformed, 1);
-        osc_fail(o, addr, "%s", why);
+        osc_fail(o, osc_address_of(buf, (size_t)n, addr), "%s", why);
     } else if (n >= 8 && buf[0] == '#') {
         /* bundles: let liblo walk them; the service holds their
          * commands back and hands them to the loop together, so they
@@ -1189,11 +1196,7 @@ int rt_osc_poll(rt_osc *o, int timeout_ms)
         if ((atomic_load(&o->building) || o->held_count) && !osc_immediate(buf, n)) {
             if (osc_hold(o, buf, n) != 0) {
                 char addr[OSC_ECHO_MAX + 1];
-                size_t k = 0;
-                while (k < (size_t)n && k < OSC_ECHO_MAX && buf[k])
-                    addr[k] = (char)buf[k], k++;
-                addr[k] = 0;
-                osc_fail(o, addr[0] ? addr : "?",
+                osc_fail(o, *osc_address_of(buf, (size_t)n, addr) ? addr : "?",
                          "not run: a /load is building and %u messages (%u bytes at most) wait behind it; send it again "
                          "after the /load's reply",
                          o->held_count, OSC_HELD_BYTES);
@@ -1255,12 +1258,8 @@ void rt_osc_stop(rt_osc *o)
         osc_held_head h;
         memcpy(&h, o->held + o->held_from, sizeof h);
         char addr[OSC_ECHO_MAX + 1];
-        size_t k = 0;
-        const unsigned char *b = o->held + o->held_from + sizeof h;
-        while (k < h.n && k < OSC_ECHO_MAX && b[k])
-            addr[k] = (char)b[k], k++;
-        addr[k] = 0;
-        osc_fail_to(o, &h.from, h.from_valid, addr[0] ? addr : "?", "not run: hapticd stopped while it waited behind a /load");
+        osc_fail_to(o, &h.from, h.from_valid, *osc_address_of(o->held + o->held_from + sizeof h, h.n, addr) ? addr : "?",
+                    "not run: hapticd stopped while it waited behind a /load");
         o->held_from += sizeof h + h.n;
         o->held_count--;
     }
