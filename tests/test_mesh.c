@@ -136,7 +136,9 @@ static void test_analyze_edges(void)
           "the cone: closed %d oriented %d, edges %u/%u/%u", cone ? cone->closed : -1, cone ? cone->oriented : -1,
           cone ? cone->boundary_edges : 0, cone ? cone->nonmanifold_edges : 0, cone ? cone->misoriented_edges : 0);
     if (cone) {
-        /* two side triangles flipped: the apex's edges between them and their neighbours disagree */
+        /* two side triangles flipped (each other's neighbour: the apex edge
+         * they share agrees): four edges disagree, the apex edges to their
+         * unflipped neighbours and their two rim edges with the base */
         for (int i = 3; i <= 4; i++) {
             uint32_t s = cone->triangles[i][1];
             cone->triangles[i][1] = cone->triangles[i][2], cone->triangles[i][2] = s;
@@ -148,7 +150,9 @@ static void test_analyze_edges(void)
         prox_mesh before = *cone;
         cone->triangles[7][2] = N + 2;
         CHECK(prox_mesh_analyze(cone) == -1 && cone->misoriented_edges == before.misoriented_edges &&
-                  cone->closed == before.closed && cone->volume == before.volume,
+                  cone->boundary_edges == before.boundary_edges && cone->nonmanifold_edges == before.nonmanifold_edges &&
+                  cone->closed == before.closed && cone->oriented == before.oriented && cone->volume == before.volume &&
+                  cone->area == before.area,
               "an index out of range: analysed");
     }
     prox_mesh_free(cone);
