@@ -19,7 +19,9 @@
  * /load builds on a thread of its own (the builder, started with the OSC
  * thread): a build takes from milliseconds to seconds, and the OSC thread
  * must go on reading /device/pose (the OSC device's input, stale after 20
- * ms) and a /forces 0. While a build runs, the messages that touch neither
+ * ms) and a /forces 0. /tool runs there too: pairing an inner sphere tree
+ * with an open mesh builds a BVH of the tree's surface (0.2 s on 75k
+ * triangles). While a build runs, the messages that touch neither
  * the scene nor the loop's settings (osc_immediate) are answered at once;
  * every other datagram is held, in arrival order, and dispatched when the
  * build's reply has gone out, so a script's `/load ball ...` then
@@ -62,10 +64,12 @@ typedef struct osc_held_head {
     struct sockaddr_in from;
 } osc_held_head;
 
-/* the /load the builder runs */
+/* the /load or /tool the builder runs */
+enum { OSC_JOB_LOAD, OSC_JOB_TOOL };
 typedef struct osc_load_job {
+    int kind;
     char name[RT_NAME_MAX];
-    char *path; /* malloc'd by the OSC thread, freed by the builder */
+    char *path; /* /load: malloc'd by the OSC thread, freed by the builder */
     prox_xform pose;
     uint32_t spheres;
     struct sockaddr_in to;
@@ -106,7 +110,7 @@ struct rt_osc {
     atomic_int building;  /* from a /load's hand-over to the builder until its reply is out */
     int wake[2];          /* the builder writes a byte when a build ends: the OSC thread's poll wakes */
     int in_bundle;        /* the OSC thread is dispatching a bundle's elements */
-    char loading[RT_NAME_MAX]; /* the name the last /load handed to the builder (OSC thread) */
+    char loading[RT_NAME_MAX]; /* the name the last /load handed to the builder, "" after a /tool (OSC thread) */
     unsigned char *held;  /* OSC_HELD_BYTES: osc_held_head + bytes, oldest at held_from (OSC thread only) */
     size_t held_from, held_to;
     uint32_t held_count;
@@ -362,6 +366,26 @@ OSC_HANDLER(h_status)
 /* v is a whole number from lo to hi (NaN is not) */
 static int osc_whole(double v, double lo, double hi) { return v >= lo && v <= hi && v == floor(v); }
 
+/* a /load (path: a malloc'd copy, the builder frees it) or /tool for the
+ * builder, which answers the sender; what comes after it is held until it
+ * has (OSC thread) */
+static void osc_hand_over(rt_osc *o, int kind, const char *name, char *path, const prox_xform *pose, uint32_t spheres)
+{
+    pthread_mutex_lock(&o->build_lock);
+    o->job.kind = kind;
+    snprintf(o->job.name, sizeof o->job.name, "%s", name);
+    snprintf(o->loading, sizeof o->loading, "%s", kind == OSC_JOB_LOAD ? name : "");
+    o->job.path = path;
+    o->job.pose = pose ? *pose : prox_xform_identity();
+    o->job.spheres = spheres;
+    o->job.to = o->sender;
+    o->job.to_valid = o->sender_valid;
+    o->build_pending = 1;
+    atomic_store(&o->building, 1); /* the OSC thread holds what comes next */
+    pthread_cond_signal(&o->build_cond);
+    pthread_mutex_unlock(&o->build_lock);
+}
+
 /* /load name path [tx ty tz qw qx qy qz] [spheres]: the sphere count (a
  * whole number, 1 .. RT_IST_SPHERES_MAX) sizes the inner sphere tree of a
  * closed mesh; without it, hapticd --ist-spheres */
@@ -391,22 +415,10 @@ OSC_HANDLER(h_load)
     }
     if (o->builder_started && !o->in_bundle) { /* the builder answers it */
         char *copy = strdup(osc_str(argv, 1));
-        if (!copy) {
+        if (!copy)
             osc_fail(o, path, "out of memory");
-            return 0;
-        }
-        pthread_mutex_lock(&o->build_lock);
-        snprintf(o->job.name, sizeof o->job.name, "%s", name);
-        snprintf(o->loading, sizeof o->loading, "%s", name);
-        o->job.path = copy;
-        o->job.pose = pose;
-        o->job.spheres = spheres;
-        o->job.to = o->sender;
-        o->job.to_valid = o->sender_valid;
-        o->build_pending = 1;
-        atomic_store(&o->building, 1); /* the OSC thread holds what comes next */
-        pthread_cond_signal(&o->build_cond);
-        pthread_mutex_unlock(&o->build_lock);
+        else
+            osc_hand_over(o, OSC_JOB_LOAD, name, copy, &pose, spheres);
         return 0;
     }
     if (rt_service_load_object(o->svc, name, osc_str(argv, 1), &pose, spheres, err, sizeof err))
@@ -429,10 +441,12 @@ static void *osc_builder(void *arg)
         o->build_pending = 0;
         pthread_mutex_unlock(&o->build_lock);
         char err[512];
-        if (rt_service_load_object(o->svc, j.name, j.path, &j.pose, j.spheres, err, sizeof err))
-            osc_fail_to(o, &j.to, j.to_valid, "/load", err);
+        const char *cmd = j.kind == OSC_JOB_LOAD ? "/load" : "/tool";
+        if (j.kind == OSC_JOB_LOAD ? rt_service_load_object(o->svc, j.name, j.path, &j.pose, j.spheres, err, sizeof err)
+                                   : rt_service_set_tool(o->svc, j.name, err, sizeof err))
+            osc_fail_to(o, &j.to, j.to_valid, cmd, err);
         else
-            osc_done_to(o, &j.to, j.to_valid, "/load", j.name);
+            osc_done_to(o, &j.to, j.to_valid, cmd, j.name);
         free(j.path);
         atomic_store(&o->building, 0);
         const char byte = 1;
@@ -478,6 +492,10 @@ OSC_HANDLER(h_tool)
     const char *name;
     if (osc_check(o, path, types, argc, "s", 1) || osc_name(o, path, argv, 0, &name))
         return 0;
+    if (o->builder_started && !o->in_bundle) { /* the builder answers it (it may build a surface BVH) */
+        osc_hand_over(o, OSC_JOB_TOOL, name, NULL, NULL, 0);
+        return 0;
+    }
     if (rt_service_set_tool(o->svc, name, err, sizeof err))
         osc_fail(o, path, "%s", err);
     else

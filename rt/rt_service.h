@@ -159,6 +159,13 @@ int rt_service_bundle_end(rt_service *s, char *err, size_t errlen);
 int rt_service_set_budget_us(rt_service *s, double budget_us, char *err, size_t errlen);
 int rt_service_set_gains(rt_service *s, const rt_gains *g, char *err, size_t errlen);
 int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t errlen);
+/* Forces off (enable 0) takes no lock and no queue room: it always
+ * succeeds, from any thread, even while another control thread holds the
+ * service (a long build) or the command queue is full, and the loop zeroes
+ * the output at its next cycle's start, ahead of any command (inside a
+ * bundle too: it is not held back). Forces on is a command like the
+ * others (queued, refused when the queue is full; in a bundle, held) and
+ * is dropped by the loop when a forces-off was asked for after it. */
 int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen);
 
 /* ---- voxel updates ---- */
@@ -253,6 +260,11 @@ typedef struct rt_status {
     const char *rt_note; /* why RT was degraded, or "" */
 } rt_status;
 
+/* A snapshot; any thread. It waits at most a few milliseconds for another
+ * control thread: while one holds the service for longer (pairing an inner
+ * sphere tree with an open mesh builds a BVH of its surface under the
+ * control lock), the object count, budget, tool and refused commands are
+ * those of the last snapshot that got them. */
 int rt_service_status(rt_service *s, rt_status *out);
 
 /* ---- lockstep (simulation in the loop: sim/) ----

@@ -90,6 +90,7 @@ struct rt_service {
     rt_gains gains;
     rt_limits limits;
     int forces_on;
+    uint32_t forces_off_seen; /* the forces_off_req the loop last acted on */
     double ramp;     /* 0..1 */
     prox_vec3 proxy_x, proxy_v;
     int proxy_init;
@@ -142,11 +143,32 @@ struct rt_service {
     int bundle_depth;     /* begins less ends; 0: none open */
     pthread_t bundle_owner;
     uint64_t cmd_refused; /* commands refused before the queue (its room, a bundle's size) */
+    /* forces off: rt_service_enable_forces(0) counts a request here, with
+     * no lock and no queue, and the loop zeroes the output at its next
+     * cycle's start; a forces-on command carries the count it followed and
+     * is dropped when another off came after it. forces_on_gen: the count
+     * the last forces-on taken carried (the forces are enabled while it is
+     * the count) */
+    _Atomic uint32_t forces_off_req, forces_on_gen;
+    /* what rt_service_status read under ctl_lock the last time it got it
+     * within RT_STATUS_WAIT_MS; a caller that finds the lock held longer (a
+     * build under it: the BVH of a tree's surface, 0.2 s on 75k triangles)
+     * gets this copy instead of waiting (under status_lock) */
+    pthread_mutex_t status_lock;
+    struct {
+        uint64_t cmd_refused;
+        uint32_t objects;
+        double budget_us;
+        char tool[RT_NAME_MAX];
+    } status_copy;
     /* non-RT mirrors of RT parameters, for status (under ctl_lock) */
     double budget_mirror_us;
-    int forces_mirror;
     char tool_mirror[RT_NAME_MAX];
 };
+
+/* the longest rt_service_status waits for the control lock before it
+ * answers with its last copy of what the lock guards */
+#define RT_STATUS_WAIT_MS 5
 
 rt_config rt_config_default(void)
 {
@@ -285,10 +307,11 @@ static void apply_cmd(rt_service *s, const rt_cmd *c)
     case CMD_LIMITS:
         memcpy(&s->limits, c->v, sizeof s->limits);
         break;
-    case CMD_FORCES:
-        s->forces_on = c->v[0] != 0;
-        if (!s->forces_on)
-            s->ramp = 0;
+    case CMD_FORCES: /* on, unless a forces-off came after it (gen: the off requests it followed) */
+        if (c->gen == atomic_load_explicit(&s->forces_off_req, memory_order_acquire)) {
+            s->forces_on = 1;
+            s->forces_off_seen = c->gen;
+        }
         break;
     default:
         break;
@@ -374,6 +397,13 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
 {
     /* 1. commands and voxel updates, bounded */
     /* (a bundle started is finished: pushed at once, it is all there) */
+    /* 0. forces off (rt_service_enable_forces), ahead of every command */
+    const uint32_t off = atomic_load_explicit(&s->forces_off_req, memory_order_acquire);
+    if (off != s->forces_off_seen) {
+        s->forces_off_seen = off;
+        s->forces_on = 0;
+        s->ramp = 0;
+    }
     rt_cmd c;
     c.more = 0;
     for (uint32_t i = 0; (i < s->cfg.max_cmds_per_cycle || c.more) && rt_ring_pop(&s->cmd, &c) == 0; i++)
@@ -846,9 +876,12 @@ rt_service *rt_service_create(const rt_config *cfg, dev_device *dev, char *err, 
     atomic_init(&s->watchdog_ns, (uint_fast64_t)(c.limits.watchdog_ms * 1e6));
     atomic_init(&s->voxel_drops, 0);
     s->forces_on = 1;
+    atomic_init(&s->forces_off_req, 0);
+    atomic_init(&s->forces_on_gen, 0);
     s->budget_mirror_us = c.budget_us;
-    s->forces_mirror = 1;
     pthread_mutex_init(&s->ctl_lock, NULL);
+    pthread_mutex_init(&s->status_lock, NULL);
+    s->status_copy.budget_us = c.budget_us;
     pthread_mutex_init(&s->tel_lock, NULL);
     atomic_init(&s->lat_min_ns, 0);
     s->slots = calloc(c.max_objects, sizeof *s->slots);
@@ -1051,6 +1084,7 @@ void rt_service_destroy(rt_service *s)
     free(s->pairs);
     free(s->fronts);
     pthread_mutex_destroy(&s->ctl_lock);
+    pthread_mutex_destroy(&s->status_lock);
     pthread_mutex_destroy(&s->tel_lock);
     free(s);
 }
@@ -1431,11 +1465,15 @@ int rt_service_set_limits(rt_service *s, const rt_limits *l, char *err, size_t e
 
 int rt_service_enable_forces(rt_service *s, int enable, char *err, size_t errlen)
 {
-    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {enable ? 1.0 : 0.0}, 0, 0};
+    if (!enable) { /* no lock to wait for, no queue room to lack: never refused, never late */
+        atomic_fetch_add_explicit(&s->forces_off_req, 1, memory_order_release);
+        return 0;
+    }
     pthread_mutex_lock(&s->ctl_lock);
+    rt_cmd c = {CMD_FORCES, 0, NULL, prox_xform_identity(), {1.0}, atomic_load(&s->forces_off_req), 0};
     int rc = push_cmd_locked(s, &c, err, errlen);
     if (rc == 0)
-        s->forces_mirror = enable != 0;
+        atomic_store(&s->forces_on_gen, c.gen);
     pthread_mutex_unlock(&s->ctl_lock);
     return rc;
 }
@@ -1581,11 +1619,33 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->telemetry_drops = rt_ring_drops(&s->tel);
     o->fault = atomic_load(&s->fault_now);
     o->rt_note = s->rt_note;
-    pthread_mutex_lock(&s->ctl_lock);
-    o->cmd_drops += s->cmd_refused;
-    for (uint32_t i = 0; i < s->cfg.max_objects; i++)
-        o->object_count += s->objects[i].used && !s->objects[i].removing;
-    pthread_mutex_unlock(&s->ctl_lock);
+    /* the scene's mirrors: read under ctl_lock when it comes within
+     * RT_STATUS_WAIT_MS (other holders keep it for microseconds), else (a
+     * control thread building under it) the last copy read */
+    pthread_mutex_lock(&s->status_lock);
+    /* (tried every 200 us: pthread_mutex_clocklock would do, but
+     * ThreadSanitizer does not know it) */
+    int got = pthread_mutex_trylock(&s->ctl_lock) == 0;
+    for (int i = 0; !got && i < RT_STATUS_WAIT_MS * 5; i++) {
+        const struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+        got = pthread_mutex_trylock(&s->ctl_lock) == 0;
+    }
+    if (got) {
+        s->status_copy.cmd_refused = s->cmd_refused;
+        s->status_copy.objects = 0;
+        for (uint32_t i = 0; i < s->cfg.max_objects; i++)
+            s->status_copy.objects += s->objects[i].used && !s->objects[i].removing;
+        s->status_copy.budget_us = s->budget_mirror_us;
+        snprintf(s->status_copy.tool, sizeof s->status_copy.tool, "%s", s->tool_mirror);
+        pthread_mutex_unlock(&s->ctl_lock);
+    }
+    o->cmd_drops += s->status_copy.cmd_refused;
+    o->object_count = s->status_copy.objects;
+    o->budget_us = s->status_copy.budget_us;
+    snprintf(o->tool, sizeof o->tool, "%s", s->status_copy.tool);
+    pthread_mutex_unlock(&s->status_lock);
+    o->forces_enabled = atomic_load(&s->forces_on_gen) == atomic_load(&s->forces_off_req);
     pthread_mutex_lock(&s->tel_lock);
     o->distance_m = s->last_tel.distance_m;
     o->penvol_m3 = s->last_tel.penvol_m3;
@@ -1593,11 +1653,6 @@ int rt_service_status(rt_service *s, rt_status *o)
     o->telemetry_gaps = s->tel_gaps;
     o->telemetry_received = s->tel_received;
     pthread_mutex_unlock(&s->tel_lock);
-    pthread_mutex_lock(&s->ctl_lock);
-    o->budget_us = s->budget_mirror_us;
-    o->forces_enabled = s->forces_mirror;
-    snprintf(o->tool, sizeof o->tool, "%s", s->tool_mirror);
-    pthread_mutex_unlock(&s->ctl_lock);
     /* faults: the sum of the causes read, so they add up in a snapshot of a
      * running loop too (the two counters are not read at one instant) */
     o->faults = 0;

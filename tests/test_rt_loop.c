@@ -329,6 +329,16 @@ static void test_command_queue_full(void)
     CHECK(st.distance_m >= 0.0029 && st.distance_m <= 0.0036, "distance %g after the last pose: its face 3 mm from the ball", st.distance_m);
     CHECK(st.cmd_drops == (uint64_t)(refused + tries), "the status counts %llu command drops, %d refused", (unsigned long long)st.cmd_drops,
           refused + tries);
+    /* forces off takes no queue room: taken with the queue full (a pose
+     * just refused as full), where forces on is refused like any command */
+    int off_refused = 0, on_refused = 0;
+    for (int i = 0; i < 200 && !on_refused; i++) {
+        while (rt_service_set_pose(svc, "box", &last, err, sizeof err) == 0) {
+        }
+        off_refused += rt_service_enable_forces(svc, 0, err, sizeof err) != 0;
+        on_refused = rt_service_enable_forces(svc, 1, err, sizeof err) != 0 && strstr(err, "command queue full");
+    }
+    CHECK(off_refused == 0 && on_refused, "the queue full: forces off refused %d times, forces on refused %d", off_refused, on_refused);
     rt_service_stop(svc);
     rt_service_destroy(svc);
     dev_close(dev);
@@ -521,6 +531,55 @@ static void test_lower_force_limit(void)
     sleep_s(0.2);
     pthread_mutex_lock(&w.lock);
     CHECK(w.max_force_after == 0, "a limit of 0 N: max %g N", w.max_force_after);
+    pthread_mutex_unlock(&w.lock);
+    rt_service_destroy(svc);
+    dev_close(dev);
+}
+
+/* Forces off never waits and is never overtaken: after forces on then
+ * off in quick succession (500 times: the ons queued, some 8 cycles' worth
+ * at 64 commands a cycle, the offs not) the output is zero from the third
+ * cycle on, while the queued ons are still being taken; after off then on,
+ * the force comes back */
+static void test_forces_off_first(void)
+{
+    char err[256];
+    dev_device *dev = NULL;
+    watch w;
+    rt_service *svc = contact_scene(&dev, &w, err);
+    CHECK(svc != NULL, "scene: %s", err);
+    if (!svc)
+        return;
+    double f = 0;
+    for (int i = 0; i < 300 && f < 1.0; i++) { /* until the hand pushes */
+        sleep_s(0.01);
+        rt_status st;
+        rt_service_status(svc, &st);
+        f = prox_v3_len(st.force_n);
+    }
+    CHECK(f >= 1.0, "pushing with %g N", f);
+    int refused = 0;
+    for (int i = 0; i < 500; i++) {
+        refused += rt_service_enable_forces(svc, 1, err, sizeof err) != 0;
+        refused += rt_service_enable_forces(svc, 0, err, sizeof err) != 0;
+    }
+    watch_mark(&w, svc); /* (from 2 ms on) */
+    rt_status st;
+    rt_service_status(svc, &st);
+    CHECK(refused == 0 && !st.forces_enabled, "on then off: %d refused, the status says enabled %d", refused, st.forces_enabled);
+    sleep_s(0.2);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.max_force_after == 0, "on then off: %g N after", w.max_force_after);
+    pthread_mutex_unlock(&w.lock);
+    /* off then on: on (the ramp brings the force back) */
+    CHECK(rt_service_enable_forces(svc, 0, err, sizeof err) == 0 && rt_service_enable_forces(svc, 1, err, sizeof err) == 0,
+          "off, on: %s", err);
+    rt_service_status(svc, &st);
+    CHECK(st.forces_enabled, "off then on: the status says disabled");
+    watch_mark(&w, svc);
+    sleep_s(0.3);
+    pthread_mutex_lock(&w.lock);
+    CHECK(w.max_force_after >= 1.0, "off then on: %g N after", w.max_force_after);
     pthread_mutex_unlock(&w.lock);
     rt_service_destroy(svc);
     dev_close(dev);
@@ -1861,6 +1920,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_bad_control_input);
     RUN_TEST(test_cpu_latency_request);
     RUN_TEST(test_lower_force_limit);
+    RUN_TEST(test_forces_off_first);
     RUN_TEST(test_proxy_flung);
     RUN_TEST(test_low_rate_coupling);
     RUN_TEST(test_scene_refusals);

@@ -378,6 +378,54 @@ static void test_load_beside(void)
             first_status * 1e3, f1 - f0, c1 - c0);
 }
 
+/* /tool runs on the builder too: making an open mesh the tool beside an
+ * inner sphere tree builds a BVH of the tree's surface (a 76,800-triangle
+ * box here, under the service's lock), and meanwhile the OSC device's
+ * poses are still read and /status answers (from its last copy of what
+ * the lock guards); a /pose sent after the /tool runs after it */
+static void test_tool_beside(void)
+{
+    char big[96], plane[96], err[256];
+    snprintf(big, sizeof big, "%.60s.big.off", box_path);
+    snprintf(plane, sizeof plane, "%.60s.wall.off", box_path);
+    prox_mesh *m = prox_mesh_make_tiled_box(prox_v3(0.05, 0.05, 0.05), 80);
+    CHECK(m && prox_mesh_write_off(m, big, err, sizeof err) == 0, "%s", err);
+    prox_mesh_free(m);
+    FILE *pf = fopen(plane, "w");
+    CHECK(pf && fputs("OFF\n4 2 0\n-0.1 -0.1 0\n0.1 -0.1 0\n0.1 0.1 0\n-0.1 0.1 0\n3 0 1 2\n3 0 2 3\n", pf) >= 0 && fclose(pf) == 0,
+          "%s", plane);
+    expect_done("/load", msg("ssfffffff", "big", big, 0.0, 2.0, 0.0, 1.0, 0.0, 0.0, 0.0));
+    expect_done("/load", msg("ssfffffff", "wall", plane, 0.0, -2.0, 0.0, 1.0, 0.0, 0.0, 0.0));
+    const double c0 = status_value("cycles"), f0 = status_value("faults");
+    const double t0 = check_now_s();
+    send_msg("/tool", msg("s", "wall"));
+    send_msg("/pose", msg("sfffffff", "ghost", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)); /* held: its /fail after the /done */
+    enum { MAX = 64 };
+    seen_reply s[MAX];
+    int n = 0, at = -1, asked = 0;
+    while (at < 0 && n < MAX && check_now_s() < t0 + 60) {
+        send_msg("/device/pose", msg("fffffff", 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0));
+        if (!asked && check_now_s() > t0 + 0.03) /* the build under way, holding the service's lock: answered meanwhile */
+            send_msg("/status", lo_message_new()), asked = 1;
+        at = collect(s, MAX, &n, "/tool", 0, 2);
+    }
+    const double took = check_now_s() - t0;
+    collect(s, MAX, &n, "/pose", 0, 5000);
+    const double c1 = status_value("cycles"), f1 = status_value("faults");
+    const int ghost = find_reply(s, n, 0, "/fail", "/pose"), st = find_reply(s, n, 0, "/status.reply", NULL);
+    CHECK(st >= 0 && st < at, "/status (%d) answered before the /tool's reply (%d)", st, at);
+    CHECK(at >= 0 && !strcmp(s[at].path, "/done") && !strcmp(s[at].s1, "wall"), "/tool wall: %s %s", at >= 0 ? s[at].path : "none",
+          at >= 0 ? s[at].s1 : "");
+    CHECK(ghost > at && strstr(s[ghost].s1, "ghost"), "the /pose after it (%d) answered after the /tool (%d)", ghost, at);
+    CHECK(f1 - f0 < 0.5 * (c1 - c0), "faults %g in %g cycles while the tool was paired (%.2f s)", f1 - f0, c1 - c0, took);
+    fprintf(stderr, "    /tool wall beside a 76,800-triangle tree: %.2f s, %g faults in %g cycles\n", took, f1 - f0, c1 - c0);
+    expect_done("/tool", msg("s", "tool"));
+    expect_done("/remove", msg("s", "big"));
+    expect_done("/remove", msg("s", "wall"));
+    unlink(big);
+    unlink(plane);
+}
+
 /* what waits behind a build is held up to 4 MiB; past it a datagram is
  * refused with a /fail saying so, and the rest run after the build. Each
  * batch is followed by a /version whose reply is awaited (osc_sync), so
@@ -1161,6 +1209,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_version_status);
     RUN_TEST(test_objects_and_parameters);
     RUN_TEST(test_load_beside);
+    RUN_TEST(test_tool_beside);
     RUN_TEST(test_load_holds_bounded);
     RUN_TEST(test_load_stop);
     RUN_TEST(test_malformed);
