@@ -1215,8 +1215,8 @@ int rt_osc_poll(rt_osc *o, int timeout_ms)
             if (osc_hold(o, buf, n) != 0) {
                 char addr[OSC_ECHO_MAX + 1];
                 osc_fail(o, *osc_address_of(buf, (size_t)n, addr) ? addr : "?",
-                         "not run: a /load is building and %u messages (%u bytes at most) wait behind it; send it again "
-                         "after the /load's reply",
+                         "not run: a /load or /tool is under way and %u messages (%u bytes at most) wait behind it; send "
+                         "it again after its reply",
                          o->held_count, OSC_HELD_BYTES);
             }
         } else
@@ -1277,7 +1277,7 @@ void rt_osc_stop(rt_osc *o)
         memcpy(&h, o->held + o->held_from, sizeof h);
         char addr[OSC_ECHO_MAX + 1];
         osc_fail_to(o, &h.from, h.from_valid, *osc_address_of(o->held + o->held_from + sizeof h, h.n, addr) ? addr : "?",
-                    "not run: hapticd stopped while it waited behind a /load");
+                    "not run: hapticd stopped while it waited behind a /load or /tool");
         o->held_from += sizeof h + h.n;
         o->held_count--;
     }

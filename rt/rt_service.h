@@ -260,8 +260,9 @@ typedef struct rt_status {
     const char *rt_note; /* why RT was degraded, or "" */
 } rt_status;
 
-/* A snapshot; any thread. It waits at most a few milliseconds for another
- * control thread: while one holds the service for longer (pairing an inner
+/* A snapshot; any thread. It waits at most 5 ms for another control
+ * thread (and not at all after a call that waited in vain, until one gets
+ * through): while one holds the service for longer (pairing an inner
  * sphere tree with an open mesh builds a BVH of its surface under the
  * control lock), the object count, budget, tool and refused commands are
  * those of the last snapshot that got them. */

@@ -160,6 +160,7 @@ struct rt_service {
         uint32_t objects;
         double budget_us;
         char tool[RT_NAME_MAX];
+        int fell_back; /* the last call answered from the copy */
     } status_copy;
     /* non-RT mirrors of RT parameters, for status (under ctl_lock) */
     double budget_mirror_us;
@@ -395,8 +396,6 @@ static void apply_vox(rt_service *s, const rt_vox_msg *vm)
  * voxel budget is real time, whatever the loop's clock). */
 static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, double period_s)
 {
-    /* 1. commands and voxel updates, bounded */
-    /* (a bundle started is finished: pushed at once, it is all there) */
     /* 0. forces off (rt_service_enable_forces), ahead of every command */
     const uint32_t off = atomic_load_explicit(&s->forces_off_req, memory_order_acquire);
     if (off != s->forces_off_seen) {
@@ -404,6 +403,8 @@ static void rt_cycle(rt_service *s, uint64_t cycle_start, uint64_t real_start, d
         s->forces_on = 0;
         s->ramp = 0;
     }
+    /* 1. commands and voxel updates, bounded */
+    /* (a bundle started is finished: pushed at once, it is all there) */
     rt_cmd c;
     c.more = 0;
     for (uint32_t i = 0; (i < s->cfg.max_cmds_per_cycle || c.more) && rt_ring_pop(&s->cmd, &c) == 0; i++)
@@ -1626,11 +1627,12 @@ int rt_service_status(rt_service *s, rt_status *o)
     /* (tried every 200 us: pthread_mutex_clocklock would do, but
      * ThreadSanitizer does not know it) */
     int got = pthread_mutex_trylock(&s->ctl_lock) == 0;
-    for (int i = 0; !got && i < RT_STATUS_WAIT_MS * 5; i++) {
+    for (int i = 0; !got && !s->status_copy.fell_back && i < RT_STATUS_WAIT_MS * 5; i++) {
         const struct timespec pause = {0, 200000};
         nanosleep(&pause, NULL);
         got = pthread_mutex_trylock(&s->ctl_lock) == 0;
     }
+    s->status_copy.fell_back = !got; /* the next ones do not wait again until the lock is free */
     if (got) {
         s->status_copy.cmd_refused = s->cmd_refused;
         s->status_copy.objects = 0;

@@ -495,6 +495,20 @@ static rt_service *contact_scene(dev_device **dev, watch *w, char *err)
     return svc;
 }
 
+/* the force once the scene's hand pushes with `want` newtons (polled
+ * every 10 ms, 3 s at most): what it last read */
+static double wait_pushing(rt_service *svc, double want)
+{
+    double f = 0;
+    for (int i = 0; i < 300 && f < want; i++) {
+        sleep_s(0.01);
+        rt_status st;
+        rt_service_status(svc, &st);
+        f = prox_v3_len(st.force_n);
+    }
+    return f;
+}
+
 /* Lowering the force limit while pushing: the output obeys the new limit
  * from the next cycle on, however slow the rate limit (the rate limit
  * once stepped down from the old force, 1e-6 N a cycle). */
@@ -507,13 +521,7 @@ static void test_lower_force_limit(void)
     CHECK(svc != NULL, "scene: %s", err);
     if (!svc)
         return;
-    double f = 0;
-    for (int i = 0; i < 300 && f < 3.0; i++) { /* until the hand pushes */
-        sleep_s(0.01);
-        rt_status st;
-        rt_service_status(svc, &st);
-        f = prox_v3_len(st.force_n);
-    }
+    const double f = wait_pushing(svc, 3.0);
     CHECK(f >= 3.0, "pushing with %g N", f);
     rt_limits l = rt_config_default().limits;
     l.max_force_n = 1.0;
@@ -550,13 +558,7 @@ static void test_forces_off_first(void)
     CHECK(svc != NULL, "scene: %s", err);
     if (!svc)
         return;
-    double f = 0;
-    for (int i = 0; i < 300 && f < 1.0; i++) { /* until the hand pushes */
-        sleep_s(0.01);
-        rt_status st;
-        rt_service_status(svc, &st);
-        f = prox_v3_len(st.force_n);
-    }
+    const double f = wait_pushing(svc, 1.0);
     CHECK(f >= 1.0, "pushing with %g N", f);
     int refused = 0;
     for (int i = 0; i < 500; i++) {

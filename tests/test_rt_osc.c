@@ -464,7 +464,7 @@ static void test_load_holds_bounded(void)
     int refused = 0, later = 0;
     for (int i = 0; i < n; i++) {
         const int batch_failed = !strcmp(s[i].path, "/fail") && !strcmp(s[i].s0, "/voxel/batch");
-        const int was_refused = batch_failed && strstr(s[i].s1, "not run: a /load is building") != NULL;
+        const int was_refused = batch_failed && strstr(s[i].s1, "not run: a /load or /tool is under way and ") != NULL;
         refused += i < at && was_refused;
         later += i > at && (rm < 0 || i < rm) && batch_failed && !was_refused; /* (ran: there is no map "nomap") */
     }
@@ -501,7 +501,7 @@ static void test_load_stop(void)
     rt_osc_destroy(o2);
     collect(s, MAX, &n, "/pose", 0, 5000);
     const int load = find_reply(s, n, 0, "/done", "/load"), pose = find_reply(s, n, 0, "/fail", "/pose");
-    CHECK(load >= 0 && pose > load && strstr(s[pose].s1, "not run: hapticd stopped while it waited behind a /load"),
+    CHECK(load >= 0 && pose > load && strstr(s[pose].s1, "not run: hapticd stopped while it waited behind a /load or /tool"),
           "the load answered (%d), the /pose refused after it (%d: %s)", load, pose, pose >= 0 ? s[pose].s1 : "");
     expect_done("/remove", msg("s", "late"));
 }
