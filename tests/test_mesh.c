@@ -695,6 +695,12 @@ static void test_load_header_variants(void)
          "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\n"
          "property list uchar int24 vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n",
          "listtype.ply: unreadable PLY header (line 8)"},
+        /* an element line with words after its count (its list property
+         * glued on), found by fuzz_mesh: it hung assimp's reader */
+        {"elemwords.ply",
+         "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+         "element face 55560595668 -st uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n",
+         "elemwords.ply: unreadable PLY header (line 7)"},
         {"offx.off", "OFF3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "offx.off: unreadable OFF header (want [OFF] then vertex, face and edge counts)"},
         {"nodim.off", "nOFF\nthree\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "nodim.off: unreadable OFF header"},
         {"short_index.ply", NULL, "(3 corners a face)"},
