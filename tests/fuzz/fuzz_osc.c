@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,6 +23,14 @@ static rt_osc *osc;
 static int cli = -1;
 static struct sockaddr_in to;
 static uint64_t t_ns = 1000000;
+
+/* at exit (libFuzzer's end of a timed run): the server's liblo socket
+ * file in /tmp removed (rt_osc_destroy unlinks it) */
+static void teardown(void)
+{
+    rt_osc_destroy(osc);
+    osc = NULL;
+}
 
 static int setup(void)
 {
@@ -45,6 +54,8 @@ static int setup(void)
     }
     rt_service_step(svc, t_ns, err, sizeof err); /* from now on commands go through the queues */
     osc = rt_osc_create(svc, "127.0.0.1", 0, err, sizeof err);
+    if (osc)
+        atexit(teardown);
     cli = socket(AF_INET, SOCK_DGRAM, 0);
     if (!osc || cli < 0)
         return -1;
