@@ -132,7 +132,7 @@ data:
 	@sh bench/fetch-data.sh data
 
 bench: deps-bench all data
-	@$(MAKE) --no-print-directory -f bench/bench.mk BUILD=$(BUILD) bench
+	@$(MAKE) --no-print-directory -f bench/bench.mk BUILD=$(BUILD) LDLIBS="$(LDLIBS)" bench
 
 # ---- fuzzing ----
 # clang's libFuzzer under ASan+UBSan on what hapticd reads from outside:

@@ -6,7 +6,7 @@ BUILD ?= build
 B     := $(BUILD)/bench
 CXXFLAGS_B := -O2 -std=c++17 -DNDEBUG
 CFLAGS_B := -std=c17 -O2 -D_GNU_SOURCE -Icore -Idrivers -Irt
-LIBS := $(BUILD)/libprox.a -lassimp -lz -lm
+# LDLIBS: libprox's libraries, passed by the top Makefile (its LDLIBS)
 
 .PHONY: bench bench-distance bench-ist bench-voxel bench-rt bench-boxes
 bench: bench-distance bench-ist bench-voxel bench-rt bench-boxes
@@ -14,11 +14,11 @@ bench: bench-distance bench-ist bench-voxel bench-rt bench-boxes
 
 $(B)/gen_poses: bench/gen_poses.c core/cli/geom.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+	$(CC) $(CFLAGS_B) $^ -o $@ $(LDLIBS)
 
 $(B)/gen_convex: bench/gen_convex.c core/cli/geom.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+	$(CC) $(CFLAGS_B) $^ -o $@ $(LDLIBS)
 
 $(B)/fcl_distance: bench/fcl_distance.cpp
 	@mkdir -p $(B)
@@ -30,15 +30,15 @@ $(B)/cgal_volume: bench/cgal_volume.cpp
 
 $(B)/voxel_bench: bench/voxel_bench.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+	$(CC) $(CFLAGS_B) $^ -o $@ $(LDLIBS)
 
 $(B)/subdivide: bench/subdivide.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+	$(CC) $(CFLAGS_B) $^ -o $@ $(LDLIBS)
 
 $(B)/gen_plates: bench/gen_plates.c $(BUILD)/libprox.a
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_B) $^ -o $@ -lassimp -lz -lm
+	$(CC) $(CFLAGS_B) $^ -o $@ $(LDLIBS)
 
 $(B)/stall_probe: bench/stall_probe.c
 	@mkdir -p $(B)

@@ -317,6 +317,11 @@ int prox_mesh_load_apart(const prox_loader *ld, const char *path, prox_mesh **ou
     close(fd); /* a child still writing gets EPIPE and ends */
     int status = 0;
     late |= reap(pid, &status, late ? now_s() : deadline);
+    if (!late && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !damaged && h.status == 0) {
+        *out = m;
+        return 0;
+    }
+    prox_mesh_free(m);
     char note[80] = ""; /* a crash or a failed allocation may be the memory limit's doing: say what it is */
     if (ld->memory_mib && !LOADER_SANITIZED)
         snprintf(note, sizeof note, "; the mesh loader may use at most %u MiB of address space", ld->memory_mib);
@@ -336,12 +341,7 @@ int prox_mesh_load_apart(const prox_loader *ld, const char *path, prox_mesh **ou
                  path, h.vertex_count, h.triangle_count);
     else if (damaged)
         snprintf(err, errlen, "%s: the mesh loader's reply is damaged (%s); nothing was loaded", path, damaged);
-    else if (h.status != 0)
+    else
         snprintf(err, errlen, "%s%s", msg, strstr(msg, "bad_alloc") || strstr(msg, "out of memory") ? note : "");
-    if (late || WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || damaged || h.status != 0) {
-        prox_mesh_free(m);
-        return -1;
-    }
-    *out = m;
-    return 0;
+    return -1;
 }

@@ -1131,25 +1131,9 @@ static int osc_immediate(const unsigned char *buf, ssize_t n)
     lo_message m = lo_message_deserialise((void *)buf, (size_t)n, &res);
     if (!m)
         return 0;
-    double v = 1;
-    lo_arg **argv = lo_message_get_argv(m);
-    const char *types = lo_message_get_types(m);
-    if (lo_message_get_argc(m) == 1) {
-        float f;
-        int32_t i;
-        double d;
-        int64_t h;
-        if (types[0] == 'i')
-            memcpy(&i, argv[0], 4), v = i;
-        else if (types[0] == 'f')
-            memcpy(&f, argv[0], 4), v = f;
-        else if (types[0] == 'd')
-            memcpy(&d, argv[0], 8), v = d;
-        else if (types[0] == 'h')
-            memcpy(&h, argv[0], 8), v = (double)h;
-    }
+    const int off = lo_message_get_argc(m) == 1 && osc_num(lo_message_get_types(m), lo_message_get_argv(m), 0) == 0.0;
     lo_message_free(m);
-    return v == 0.0;
+    return off;
 }
 
 /* keep the datagram from o->sender for after the build; 0, or -1 (no room) */
@@ -1171,6 +1155,18 @@ static int osc_hold(rt_osc *o, const unsigned char *buf, ssize_t n)
     return 0;
 }
 
+/* the oldest held datagram taken off the queue: its head into *h, its
+ * bytes returned (they stay in place until the next osc_hold) */
+static const unsigned char *osc_held_pop(rt_osc *o, osc_held_head *h)
+{
+    const unsigned char *b = o->held + o->held_from;
+    memcpy(h, b, sizeof *h);
+    o->held_from += sizeof *h + h->n;
+    if (--o->held_count == 0)
+        o->held_from = o->held_to = 0;
+    return b + sizeof *h;
+}
+
 /* dispatch held datagrams, oldest first, until none is left or one starts
  * a build; how many */
 static int osc_run_held(rt_osc *o)
@@ -1178,14 +1174,11 @@ static int osc_run_held(rt_osc *o)
     int handled = 0;
     while (o->held_count && !atomic_load(&o->building)) {
         osc_held_head h;
-        memcpy(&h, o->held + o->held_from, sizeof h);
+        const unsigned char *b = osc_held_pop(o, &h);
         o->sender = h.from;
         o->sender_valid = h.from_valid;
-        osc_dispatch(o, o->held + o->held_from + sizeof h, (ssize_t)h.n);
+        osc_dispatch(o, b, (ssize_t)h.n);
         o->sender_valid = 0;
-        o->held_from += sizeof h + h.n;
-        if (--o->held_count == 0)
-            o->held_from = o->held_to = 0;
         handled++;
     }
     return handled;
@@ -1274,14 +1267,11 @@ void rt_osc_stop(rt_osc *o)
     /* what waited behind a build is not run: its senders are told */
     while (o->held_count) {
         osc_held_head h;
-        memcpy(&h, o->held + o->held_from, sizeof h);
+        const unsigned char *b = osc_held_pop(o, &h);
         char addr[OSC_ECHO_MAX + 1];
-        osc_fail_to(o, &h.from, h.from_valid, *osc_address_of(o->held + o->held_from + sizeof h, h.n, addr) ? addr : "?",
+        osc_fail_to(o, &h.from, h.from_valid, *osc_address_of(b, h.n, addr) ? addr : "?",
                     "not run: hapticd stopped while it waited behind a /load or /tool");
-        o->held_from += sizeof h + h.n;
-        o->held_count--;
     }
-    o->held_from = o->held_to = 0;
 }
 
 void rt_osc_destroy(rt_osc *o)

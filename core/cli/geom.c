@@ -11,7 +11,7 @@
 #include "prox_ist.h"
 #include "prox_voxel.h"
 
-prox_loader cli_loader = {NULL, 60.0, 4096};
+prox_loader cli_loader; /* (no program: in this process, until prox's main sets it) */
 
 static int has_ext(const char *path, const char *ext)
 {

@@ -26,9 +26,10 @@ typedef struct cli_geom_opts {
 
 int cli_geom_load(const char *path, const cli_geom_opts *o, cli_geom *out, char *err, size_t errlen);
 void cli_geom_free(cli_geom *g);
-/* How the tool reads meshes (cli_geom_load, info, build): prox_loader_default,
- * in this process; prox's main points exe at itself, so that a mesh reader's
- * crash or hang becomes one error message. */
+/* How the tool reads meshes (cli_geom_load, info, build): in this process
+ * (no exe) for the benchmarks' generators; prox's main sets
+ * prox_loader_default's limits and points exe at itself, so that a mesh
+ * reader's crash or hang becomes one error message. */
 extern prox_loader cli_loader;
 /* Normalize a mesh the way --normalize does (benchmarks apply the same). */
 void cli_normalize_mesh(prox_mesh *m);

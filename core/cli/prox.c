@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     /* this program started again to read one mesh (prox_mesh_load_apart) */
     if (argc > 1 && !strcmp(argv[1], PROX_LOADER_FLAG))
         return prox_loader_main(argc, argv);
+    cli_loader = prox_loader_default();
     cli_loader.exe = "/proc/self/exe";
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
