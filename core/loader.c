@@ -101,6 +101,10 @@ int prox_loader_main(int argc, char **argv)
     const int out = dup(1);
     if (out < 0)
         return 3;
+    /* a parent that stopped reading (no memory for the mesh, a reply it
+     * found damaged) closes the pipe: a write then fails (exit 3), it does
+     * not kill this process as if the reader had crashed */
+    signal(SIGPIPE, SIG_IGN);
     if (dup2(2, 1) < 0) {
         const int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (nul < 0 || dup2(nul, 1) < 0)
@@ -328,6 +332,9 @@ int prox_mesh_load_apart(const prox_loader *ld, const char *path, prox_mesh **ou
     if (late)
         snprintf(err, errlen, "%s: the mesh loader took longer than %g s and was stopped; nothing was loaded", path,
                  ld->seconds);
+    else if (damaged == no_memory) /* (ours: the child then failed to write the rest, whatever its status) */
+        snprintf(err, errlen, "%s: out of memory for the mesh the loader read (%u vertices, %u triangles); nothing was loaded",
+                 path, h.vertex_count, h.triangle_count);
     else if (WIFSIGNALED(status)) {
         const int sig = WTERMSIG(status);
         const char *abbrev = sigabbrev_np(sig);
@@ -336,9 +343,6 @@ int prox_mesh_load_apart(const prox_loader *ld, const char *path, prox_mesh **ou
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         snprintf(err, errlen, "%s: the mesh loader %s failed (exit status %d); nothing was loaded", path, ld->exe,
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    else if (damaged == no_memory)
-        snprintf(err, errlen, "%s: out of memory for the mesh the loader read (%u vertices, %u triangles); nothing was loaded",
-                 path, h.vertex_count, h.triangle_count);
     else if (damaged)
         snprintf(err, errlen, "%s: the mesh loader's reply is damaged (%s); nothing was loaded", path, damaged);
     else
